@@ -1,0 +1,63 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { config as loadDotenv } from 'dotenv';
+import { ConfigError, loadConfig, type StudioConfig } from '../shared/config.ts';
+import { DataDirInUse } from '../shared/data-dir-lock.ts';
+import { rebuildCommand } from './rebuild.ts';
+import { startCommand } from './start.ts';
+
+loadDotenv({ quiet: true });
+
+const program = new Command('studio')
+  .description('Studio: an AI gateway with a local agent runtime, event-sourced end to end')
+  .showHelpAfterError();
+
+const port = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new InvalidArgumentError('a port is an integer from 0 to 65535');
+  return String(n);
+};
+
+/** Command-line flags win over env variables; both are parsed by the one config schema. */
+function configWith(overrides: Record<string, string | undefined>): StudioConfig {
+  const env = { ...process.env };
+  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) env[key] = value;
+  return loadConfig(env);
+}
+
+program
+  .command('start')
+  .description('start Studio on this machine (the gateway; the agent runtime joins it in a later release)')
+  .option('--port <port>', 'gateway port (STUDIO_GATEWAY_PORT, default 8600)', port)
+  .option('--host <host>', 'gateway host (STUDIO_GATEWAY_HOST, default 127.0.0.1)')
+  .action(async (opts: { port?: string; host?: string }) => {
+    await startCommand(configWith({ STUDIO_GATEWAY_PORT: opts.port, STUDIO_GATEWAY_HOST: opts.host }));
+  });
+
+const gateway = program.command('gateway').description('the gateway alone');
+gateway
+  .command('start')
+  .description('start the gateway')
+  .option('--port <port>', 'port (STUDIO_GATEWAY_PORT, default 8600)', port)
+  .option('--host <host>', 'host (STUDIO_GATEWAY_HOST, default 127.0.0.1)')
+  .action(async (opts: { port?: string; host?: string }) => {
+    await startCommand(configWith({ STUDIO_GATEWAY_PORT: opts.port, STUDIO_GATEWAY_HOST: opts.host }));
+  });
+
+const projections = program.command('projections').description('read models built from the log');
+projections
+  .command('rebuild [name]')
+  .description('reset and replay one read model, or all of them, from the log (with a progress bar)')
+  .action(async (name: string | undefined) => {
+    await rebuildCommand(configWith({}), name);
+  });
+
+try {
+  await program.parseAsync();
+} catch (error) {
+  if (error instanceof ConfigError || error instanceof DataDirInUse) {
+    console.error(`studio: ${error.message}`);
+    process.exit(2);
+  }
+  throw error;
+}

@@ -1,0 +1,29 @@
+import type { DomainEvent } from '../shared/decider.ts';
+import type { StoredEvent } from '../shared/event-store/types.ts';
+
+/** The stored form of each member of a domain event union, so a `switch` on `type` narrows `data`. */
+export type Stored<E extends DomainEvent> =
+  E extends DomainEvent<infer T, infer D> ? StoredEvent<T, D> : never;
+
+/**
+ * A read model built from the log. `apply` folds one event into the state in place (read models are
+ * not deciders: they may be large, and copying them per event would make replay quadratic).
+ * The state must be plain JSON: it is snapshotted with the checkpoint.
+ */
+export interface Projection<State, E extends DomainEvent = DomainEvent> {
+  name: string;
+  /** Bump when `apply` changes meaning: a stored snapshot of another version is discarded and rebuilt. */
+  version: number;
+  handles: readonly E['type'][];
+  initialState(): State;
+  apply(state: State, event: Stored<E>): void;
+}
+
+export function defineProjection<State, E extends DomainEvent>(
+  projection: Projection<State, E>,
+): Projection<State, E> {
+  return projection;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list of projections; each is typed where defined.
+export type AnyProjection = Projection<any, any>;

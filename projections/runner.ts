@@ -1,0 +1,181 @@
+import type { EventStore, StoredEvent } from '../shared/event-store/types.ts';
+import { isCaughtUp } from '../shared/event-store/types.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { CheckpointStore } from './checkpoints.ts';
+import type { AnyProjection, Projection } from './projection.ts';
+
+interface Slot {
+  projection: AnyProjection;
+  state: unknown;
+  position: number;
+}
+
+export interface ProjectionStatus {
+  name: string;
+  version: number;
+  position: number;
+}
+
+const SNAPSHOT_EVERY_EVENTS = 5_000;
+const SNAPSHOT_DELAY_MS = 5_000;
+
+/**
+ * Keeps in-memory read models current: loads each one's snapshot, follows the log with one
+ * subscription, and snapshots again as it goes, so a restart replays only what is new.
+ */
+export class ProjectionRunner {
+  #slots: Slot[];
+  #controller = new AbortController();
+  #waiters: { position: number; resolve: () => void }[] = [];
+  #position = 0;
+  #sinceSnapshot = 0;
+  #snapshotTimer: NodeJS.Timeout | undefined;
+  #loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly checkpoints: CheckpointStore,
+    projections: readonly AnyProjection[],
+    private readonly logger?: Logger,
+  ) {
+    this.#slots = projections.map((projection) => ({
+      projection,
+      state: projection.initialState(),
+      position: 0,
+    }));
+  }
+
+  /** The current state of a read model this runner keeps. */
+  // biome-ignore lint/suspicious/noExplicitAny: only the state type matters here.
+  state<State>(projection: Projection<State, any>): State {
+    const slot = this.#slots.find((s) => s.projection.name === projection.name);
+    if (!slot) throw new Error(`projection ${projection.name} is not run here`);
+    return slot.state as State;
+  }
+
+  /** Resolves once every projection has caught up with the log as it was when called. */
+  async start(): Promise<void> {
+    for (const slot of this.#slots) {
+      const checkpoint = await this.checkpoints.load(slot.projection.name);
+      if (checkpoint && checkpoint.version === slot.projection.version && checkpoint.state !== undefined) {
+        slot.state = checkpoint.state;
+        slot.position = checkpoint.position;
+      }
+    }
+    this.#position = Math.min(...this.#slots.map((s) => s.position), Number.MAX_SAFE_INTEGER);
+    if (this.#slots.length === 0) this.#position = 0;
+
+    let caughtUp!: () => void;
+    let failed!: (error: unknown) => void;
+    const ready = new Promise<void>((resolve, reject) => {
+      caughtUp = resolve;
+      failed = reject;
+    });
+    this.#loop = this.#follow(caughtUp).catch((error) => {
+      this.logger?.error({ err: error }, 'projection runner stopped');
+      failed(error);
+    });
+    await ready;
+  }
+
+  async #follow(caughtUp: () => void): Promise<void> {
+    const subscription = this.store.subscribe({
+      after: this.#position,
+      signal: this.#controller.signal,
+      batchSize: 1000,
+    });
+    for await (const item of subscription) {
+      if (isCaughtUp(item)) {
+        this.#scheduleSnapshot(0);
+        caughtUp();
+        continue;
+      }
+      this.#apply(item);
+    }
+  }
+
+  #apply(event: StoredEvent): void {
+    for (const slot of this.#slots) {
+      if (event.position <= slot.position) continue;
+      if (slot.projection.handles.includes(event.type)) slot.projection.apply(slot.state, event);
+      slot.position = event.position;
+    }
+    this.#position = event.position;
+    if (this.#waiters.length > 0) this.#wake();
+    if (++this.#sinceSnapshot >= SNAPSHOT_EVERY_EVENTS) void this.snapshot();
+    else this.#scheduleSnapshot(SNAPSHOT_DELAY_MS);
+  }
+
+  #wake(): void {
+    const ready = this.#waiters.filter((w) => w.position <= this.#position);
+    this.#waiters = this.#waiters.filter((w) => w.position > this.#position);
+    for (const waiter of ready) waiter.resolve();
+  }
+
+  /** Waits (bounded) until every read model here reflects the event at `position`. */
+  waitFor(position: number, timeoutMs = 2_000): Promise<boolean> {
+    if (position <= this.#position) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      const waiter = {
+        position,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      this.#waiters.push(waiter);
+    });
+  }
+
+  get position(): number {
+    return this.#position;
+  }
+
+  status(): ProjectionStatus[] {
+    return this.#slots.map((s) => ({
+      name: s.projection.name,
+      version: s.projection.version,
+      position: s.position,
+    }));
+  }
+
+  #scheduleSnapshot(delayMs: number): void {
+    if (this.#snapshotTimer || this.#controller.signal.aborted) return;
+    this.#snapshotTimer = setTimeout(() => void this.snapshot(), delayMs);
+    this.#snapshotTimer.unref();
+  }
+
+  /** Saves each read model with the position it reflects. */
+  async snapshot(): Promise<void> {
+    clearTimeout(this.#snapshotTimer);
+    this.#snapshotTimer = undefined;
+    this.#sinceSnapshot = 0;
+    // `save` serializes before its first await, so each snapshot matches the position beside it.
+    const saves = this.#slots.map((s) =>
+      this.checkpoints.save(s.projection.name, {
+        version: s.projection.version,
+        position: s.position,
+        state: s.state,
+      }),
+    );
+    try {
+      await Promise.all(saves);
+    } catch (error) {
+      this.logger?.warn(
+        { err: error },
+        'could not save projection snapshots; they will be rebuilt from the log',
+      );
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#controller.abort();
+    await this.#loop;
+    clearTimeout(this.#snapshotTimer);
+    await this.snapshot();
+  }
+}

@@ -1,0 +1,64 @@
+import type { StudioEvent, StudioStatus } from '../services/studios/studio.ts';
+import { STUDIO_EVENT_TYPES } from '../services/studios/studio.ts';
+import { defineProjection } from './projection.ts';
+
+/** A studio as admins see it (DESIGN.md "Studios"). */
+export interface StudioRecord {
+  id: string;
+  name: string;
+  status: StudioStatus;
+  paused_reason: string | null;
+  created_at: string;
+  updated_at: string;
+  /** The revision of the studio's stream this record reflects. */
+  version: number;
+}
+
+export type StudiosState = Record<string, StudioRecord>;
+
+export const studiosProjection = defineProjection<StudiosState, StudioEvent>({
+  name: 'studios',
+  version: 1,
+  handles: STUDIO_EVENT_TYPES,
+  initialState: () => ({}),
+  apply(state, event) {
+    const { studioId } = event.data;
+    if (event.type === 'StudioCreated') {
+      state[studioId] = {
+        id: studioId,
+        name: event.data.name,
+        status: 'active',
+        paused_reason: null,
+        created_at: event.createdAt,
+        updated_at: event.createdAt,
+        version: event.revision,
+      };
+      return;
+    }
+    const studio = state[studioId];
+    if (!studio) return;
+    studio.version = event.revision;
+    switch (event.type) {
+      case 'StudioPaused':
+        Object.assign(studio, {
+          status: 'paused',
+          paused_reason: event.data.reason,
+          updated_at: event.createdAt,
+        });
+        break;
+      case 'StudioActivated':
+        Object.assign(studio, { status: 'active', paused_reason: null, updated_at: event.createdAt });
+        break;
+      case 'StudioRemoved':
+        Object.assign(studio, { status: 'removed', updated_at: event.createdAt });
+        break;
+      case 'TokenIssued':
+      case 'TokenRevoked':
+        break;
+      default: {
+        const unknown: never = event;
+        throw new Error(`unhandled ${JSON.stringify(unknown)}`);
+      }
+    }
+  },
+});

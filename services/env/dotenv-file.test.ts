@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { parseDotenv } from './dotenv-file.ts';
+
+describe('parseDotenv', () => {
+  it('reads plain, quoted, exported and commented lines', () => {
+    const { entries, errors } = parseDotenv(
+      ['# comment', 'A=1', 'export B="two words"', "C='single'", '', 'D=x # trailing comment'].join('\n'),
+    );
+    expect(errors).toEqual([]);
+    expect(entries).toEqual([
+      { key: 'A', value: '1' },
+      { key: 'B', value: 'two words' },
+      { key: 'C', value: 'single' },
+      { key: 'D', value: 'x' },
+    ]);
+  });
+
+  it('keeps multi-line quoted values and does not flag their inner lines', () => {
+    const { entries, errors } = parseDotenv('KEY="line one\nline two"\nNEXT=1');
+    expect(errors).toEqual([]);
+    expect(entries).toEqual([
+      { key: 'KEY', value: 'line one\nline two' },
+      { key: 'NEXT', value: '1' },
+    ]);
+  });
+
+  it('reports lines that are not assignments and keys that are not valid names, by line', () => {
+    const { entries, errors } = parseDotenv('GOOD=1\nthis is not an assignment\nlower.case=2\nALSO_GOOD=3');
+    expect(entries).toEqual([
+      { key: 'GOOD', value: '1' },
+      { key: 'ALSO_GOOD', value: '3' },
+    ]);
+    expect(errors).toEqual([
+      { line: 2, message: 'not a KEY=value line' },
+      { line: 3, message: expect.stringContaining('"lower.case" is not a valid key') },
+    ]);
+  });
+});

@@ -1,0 +1,24 @@
+import type { CheckpointStore } from '../../projections/checkpoints.ts';
+import type { ProjectionRunner } from '../../projections/runner.ts';
+import type { SecretBox } from '../../shared/crypto.ts';
+import type { EventStore } from '../../shared/event-store/types.ts';
+import type { Logger } from '../../shared/logger.ts';
+
+/** What the gateway's services share: the log, the read models kept in memory, the secret box. */
+export interface GatewayContext {
+  events: EventStore;
+  checkpoints: CheckpointStore;
+  projections: ProjectionRunner;
+  secrets: SecretBox;
+  logger: Logger;
+  /** Environment of the process, for env variables not set in the store. */
+  processEnv: NodeJS.ProcessEnv;
+}
+
+/** How long a command waits for local read models to show its own write. */
+export const READ_YOUR_WRITES_MS = 2_000;
+
+/** Makes the next read reflect a command's write: waits until local projections have passed it. */
+export async function settle(ctx: GatewayContext, position: number | undefined): Promise<void> {
+  if (position !== undefined) await ctx.projections.waitFor(position, READ_YOUR_WRITES_MS);
+}

@@ -1,0 +1,167 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ProjectionRunner } from '../../projections/runner.ts';
+import { studiosProjection } from '../../projections/studios.ts';
+import { tokensProjection } from '../../projections/tokens.ts';
+import type { StudioConfig } from '../../shared/config.ts';
+import { lockDataDir } from '../../shared/data-dir-lock.ts';
+import { type OpenedStore, openStore } from '../../shared/event-store/open.ts';
+import type { StoreTestHooks } from '../../shared/event-store/types.ts';
+import { createHttpApp } from '../../shared/http/app.ts';
+import { Authenticator, type TokenLookup } from '../../shared/http/identity.ts';
+import { ActionRegistry } from '../../shared/http/registry.ts';
+import { createLogger, type Logger } from '../../shared/logger.ts';
+import { auditService } from '../audit/actions.ts';
+import { envService } from '../env/actions.ts';
+import { studiosService } from '../studios/actions.ts';
+import type { GatewayContext } from './context.ts';
+import { loadKeys } from './keys.ts';
+import { GATEWAY_PROJECTIONS } from './projections.ts';
+
+export interface GatewayOptions {
+  config: StudioConfig;
+  logger?: Logger;
+  processEnv?: NodeJS.ProcessEnv;
+  storeHooks?: StoreTestHooks;
+}
+
+export interface RunningGateway {
+  url: string;
+  adminKeySource: string;
+  storeLocation: string;
+  ctx: GatewayContext;
+  close(): Promise<void>;
+}
+
+/** Opens the log (locking an embedded data dir), catches the read models up, and returns the pieces. */
+export async function openGatewayContext(options: GatewayOptions): Promise<{
+  ctx: GatewayContext;
+  store: OpenedStore;
+  adminKey: string;
+  adminKeySource: string;
+  close(): Promise<void>;
+}> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const lock = config.eventStore === 'pglite' ? await lockDataDir(config.dataDir) : undefined;
+  try {
+    const keys = await loadKeys(config);
+    const store = await openStore({
+      kind: config.eventStore,
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      hooks: options.storeHooks,
+    });
+    const projections = new ProjectionRunner(store.events, store.checkpoints, GATEWAY_PROJECTIONS, logger);
+    await projections.start();
+    const ctx: GatewayContext = {
+      events: store.events,
+      checkpoints: store.checkpoints,
+      projections,
+      secrets: keys.secrets,
+      logger,
+      processEnv: options.processEnv ?? process.env,
+    };
+    return {
+      ctx,
+      store,
+      adminKey: keys.adminKey,
+      adminKeySource: keys.adminKeySource,
+      close: async () => {
+        await projections.stop();
+        await store.close();
+        await lock?.release();
+      },
+    };
+  } catch (error) {
+    await lock?.release();
+    throw error;
+  }
+}
+
+export function tokenLookup(ctx: GatewayContext): TokenLookup {
+  return {
+    findByHash(hash) {
+      const tokens = ctx.projections.state(tokensProjection);
+      const tokenId = tokens.byHash[hash];
+      const token = tokenId === undefined ? undefined : tokens.byId[tokenId];
+      if (!token) return undefined;
+      const studio = ctx.projections.state(studiosProjection)[token.studio_id];
+      return {
+        tokenId: token.id,
+        studioId: token.studio_id,
+        revoked: token.revoked_at !== null,
+        expiresAt: token.expires_at,
+        studioStatus: studio?.status ?? 'removed',
+      };
+    },
+  };
+}
+
+export function buildRegistry(ctx: GatewayContext): ActionRegistry {
+  const registry = new ActionRegistry();
+  const declaredKeys = () => registry.services().flatMap((s) => s.env.map((e) => e.key));
+  registry.register(studiosService(ctx)).register(envService(ctx, declaredKeys)).register(auditService(ctx));
+  return registry;
+}
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const opened = await openGatewayContext(options);
+  const { ctx } = opened;
+  const registry = buildRegistry(ctx);
+  const app = createHttpApp({
+    registry,
+    authenticator: new Authenticator(opened.adminKey, tokenLookup(ctx)),
+    logger: ctx.logger,
+    health: async () => health(ctx),
+  });
+  const { host, port } = options.config.gateway;
+  let server: Server;
+  try {
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(s)));
+    });
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+  server.keepAliveTimeout = 65_000;
+  const address = server.address() as AddressInfo;
+  const displayHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${displayHost}:${address.port}`,
+    adminKeySource: opened.adminKeySource,
+    storeLocation: opened.store.location,
+    ctx,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await opened.close();
+    },
+  };
+}
+
+const LAG_COUNT_CAP = 10_000;
+
+/** The runtime's health shape (seed 2.4) plus the event store and how far each projection lags. */
+async function health(ctx: GatewayContext) {
+  const head = await ctx.events.headPosition();
+  const projections = await Promise.all(
+    ctx.projections.status().map(async (p) => ({
+      name: p.name,
+      position: p.position,
+      lag:
+        p.position >= head
+          ? 0
+          : (await ctx.events.readAll({ after: p.position, limit: LAG_COUNT_CAP })).length,
+    })),
+  );
+  return {
+    status: 'ok',
+    timestamp: new Date().toISOString(),
+    event_store: { kind: ctx.events.kind, head_position: head },
+    projections,
+  };
+}

@@ -1,0 +1,11 @@
+import { envProjection } from '../../projections/env.ts';
+import type { AnyProjection } from '../../projections/projection.ts';
+import { studiosProjection } from '../../projections/studios.ts';
+import { tokensProjection } from '../../projections/tokens.ts';
+
+/** Every read model the gateway keeps in memory, in the order `projections rebuild` lists them. */
+export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
+  studiosProjection,
+  tokensProjection,
+  envProjection,
+];

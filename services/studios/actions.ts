@@ -1,0 +1,172 @@
+import { z } from 'zod';
+import { studiosProjection } from '../../projections/studios.ts';
+import { tokensProjection } from '../../projections/tokens.ts';
+import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
+import { handleCommand } from '../../shared/decider.ts';
+import { ApiError } from '../../shared/errors.ts';
+import { type ActionContext, defineAction, defineService } from '../../shared/http/action.ts';
+import { type GatewayContext, settle } from '../gateway/context.ts';
+import { type StudioCommand, studioDecider, studioStreamId } from './studio.ts';
+
+const studioId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'letters, digits, "_" or "-", at most 64');
+const admin = ['admin'] as const;
+/** Ten years: long enough for a service account, short enough to be a number a person can check. */
+const MAX_TOKEN_LIFETIME_S = 10 * 365 * 24 * 3600;
+
+export function studiosService(gw: GatewayContext) {
+  const studios = () => gw.projections.state(studiosProjection);
+  const tokens = () => gw.projections.state(tokensProjection);
+
+  async function run(command: StudioCommand, ctx: ActionContext) {
+    const result = await handleCommand(
+      gw.events,
+      studioStreamId(command.studioId),
+      studioDecider,
+      command,
+      ctx.metadata,
+    );
+    await settle(gw, result.position);
+    return result;
+  }
+
+  const studioRecord = (id: string) => {
+    const record = studios()[id];
+    if (!record) throw new ApiError('not_found', `studio ${id} does not exist`);
+    return record;
+  };
+
+  return defineService({
+    id: 'studios',
+    name: 'Studios',
+    env: [],
+    actions: [
+      defineAction({
+        service: 'studios',
+        action: 'list',
+        method: 'GET',
+        identities: admin,
+        summary: 'List studios',
+        input: z.strictObject({ status: z.enum(['active', 'paused', 'removed']).optional() }),
+        handler: ({ status }) => ({
+          items: Object.values(studios())
+            .filter((s) => status === undefined || s.status === status)
+            .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)),
+        }),
+      }),
+      defineAction({
+        service: 'studios',
+        action: 'create',
+        method: 'POST',
+        identities: admin,
+        status: 201,
+        summary: 'Create a studio',
+        input: z.strictObject({ name: z.string().trim().min(1).max(200), studio_id: studioId.optional() }),
+        handler: async ({ name, studio_id }, ctx) => {
+          const id = studio_id ?? newId('std');
+          await run({ type: 'CreateStudio', studioId: id, name }, ctx);
+          return studioRecord(id);
+        },
+      }),
+      defineAction({
+        service: 'studios',
+        action: 'pause',
+        method: 'POST',
+        identities: admin,
+        summary: 'Pause a studio: its tokens answer 403 studio_paused',
+        input: z.strictObject({ studio_id: studioId, reason: z.string().max(500).optional() }),
+        handler: async ({ studio_id, reason }, ctx) => {
+          await run({ type: 'PauseStudio', studioId: studio_id, reason: reason ?? null }, ctx);
+          return studioRecord(studio_id);
+        },
+      }),
+      defineAction({
+        service: 'studios',
+        action: 'activate',
+        method: 'POST',
+        identities: admin,
+        summary: 'Activate a paused studio',
+        input: z.strictObject({ studio_id: studioId }),
+        handler: async ({ studio_id }, ctx) => {
+          await run({ type: 'ActivateStudio', studioId: studio_id }, ctx);
+          return studioRecord(studio_id);
+        },
+      }),
+      defineAction({
+        service: 'studios',
+        action: 'remove',
+        method: 'POST',
+        identities: admin,
+        summary: 'Remove a studio for good; its tokens are revoked, its stream is kept',
+        input: z.strictObject({ studio_id: studioId }),
+        handler: async ({ studio_id }, ctx) => {
+          await run({ type: 'RemoveStudio', studioId: studio_id }, ctx);
+          return studioRecord(studio_id);
+        },
+      }),
+      defineAction({
+        service: 'studios',
+        action: 'tokens/apply',
+        method: 'POST',
+        identities: admin,
+        status: 201,
+        summary: 'Issue a user token for a studio; the token is shown once',
+        input: z.strictObject({
+          studio_id: studioId,
+          name: z.string().trim().min(1).max(200).optional(),
+          expires_in_s: z.number().int().positive().max(MAX_TOKEN_LIFETIME_S).optional(),
+        }),
+        handler: async ({ studio_id, name, expires_in_s }, ctx) => {
+          const userToken = newUserToken();
+          const tokenId = newId('tok');
+          const expiresAt =
+            expires_in_s === undefined ? null : new Date(Date.now() + expires_in_s * 1000).toISOString();
+          await run(
+            {
+              type: 'IssueToken',
+              studioId: studio_id,
+              tokenId,
+              name: name ?? 'token',
+              prefix: userToken.slice(0, 8),
+              tokenHash: sha256Hex(userToken),
+              expiresAt,
+            },
+            ctx,
+          );
+          const { revoked_at: _revokedAt, ...token } = tokens().byId[tokenId]!;
+          return { user_token: userToken, token };
+        },
+      }),
+      defineAction({
+        service: 'studios',
+        action: 'tokens/list',
+        method: 'GET',
+        identities: admin,
+        summary: "List a studio's tokens (never their secrets)",
+        input: z.strictObject({ studio_id: studioId }),
+        handler: ({ studio_id }) => {
+          studioRecord(studio_id);
+          const items = Object.values(tokens().byId)
+            .filter((t) => t.studio_id === studio_id)
+            .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+          return { items };
+        },
+      }),
+      defineAction({
+        service: 'studios',
+        action: 'tokens/revoke',
+        method: 'POST',
+        identities: admin,
+        summary: 'Revoke a user token',
+        input: z.strictObject({ token_id: z.string().min(1).max(100) }),
+        handler: async ({ token_id }, ctx) => {
+          const token = tokens().byId[token_id];
+          if (!token) throw new ApiError('not_found', `token ${token_id} does not exist`);
+          await run({ type: 'RevokeToken', studioId: token.studio_id, tokenId: token_id }, ctx);
+          return { token: tokens().byId[token_id] };
+        },
+      }),
+    ],
+  });
+}

@@ -1,0 +1,138 @@
+import type { Decider } from '../../shared/decider.ts';
+import { DomainError } from '../../shared/errors.ts';
+
+/** One stream per studio (`studio-<id>`) holds its lifecycle and the tokens issued for it. */
+export const studioStreamId = (studioId: string) => `studio-${studioId}`;
+
+export type StudioEvent =
+  | { type: 'StudioCreated'; data: { studioId: string; name: string } }
+  | { type: 'StudioPaused'; data: { studioId: string; reason: string | null } }
+  | { type: 'StudioActivated'; data: { studioId: string } }
+  | { type: 'StudioRemoved'; data: { studioId: string } }
+  | {
+      type: 'TokenIssued';
+      data: {
+        studioId: string;
+        tokenId: string;
+        name: string;
+        /** The first characters of the token, to tell tokens apart; never enough to use one. */
+        prefix: string;
+        /** SHA-256 of the token, hex. The token itself is never stored. */
+        tokenHash: string;
+        expiresAt: string | null;
+      };
+    }
+  | {
+      type: 'TokenRevoked';
+      data: { studioId: string; tokenId: string; reason: 'revoked' | 'studio_removed' };
+    };
+
+export type StudioCommand =
+  | { type: 'CreateStudio'; studioId: string; name: string }
+  | { type: 'PauseStudio'; studioId: string; reason: string | null }
+  | { type: 'ActivateStudio'; studioId: string }
+  | { type: 'RemoveStudio'; studioId: string }
+  | {
+      type: 'IssueToken';
+      studioId: string;
+      tokenId: string;
+      name: string;
+      prefix: string;
+      tokenHash: string;
+      expiresAt: string | null;
+    }
+  | { type: 'RevokeToken'; studioId: string; tokenId: string };
+
+export type StudioStatus = 'active' | 'paused' | 'removed';
+
+export interface StudioState {
+  status: StudioStatus | 'none';
+  /** Token id → whether it can still be used. */
+  tokens: Record<string, 'live' | 'revoked'>;
+}
+
+export const STUDIO_EVENT_TYPES = [
+  'StudioCreated',
+  'StudioPaused',
+  'StudioActivated',
+  'StudioRemoved',
+  'TokenIssued',
+  'TokenRevoked',
+] as const satisfies readonly StudioEvent['type'][];
+
+function decide(command: StudioCommand, state: StudioState): StudioEvent[] {
+  const { studioId } = command;
+  if (command.type === 'CreateStudio') {
+    if (state.status !== 'none') throw new DomainError('conflict', `studio ${studioId} already exists`);
+    return [{ type: 'StudioCreated', data: { studioId, name: command.name } }];
+  }
+  if (state.status === 'none') throw new DomainError('not_found', `studio ${studioId} does not exist`);
+  const removed = state.status === 'removed';
+
+  switch (command.type) {
+    case 'PauseStudio':
+      if (removed) throw new DomainError('conflict', `studio ${studioId} is removed`);
+      if (state.status === 'paused') return [];
+      return [{ type: 'StudioPaused', data: { studioId, reason: command.reason } }];
+    case 'ActivateStudio':
+      if (removed) throw new DomainError('conflict', `studio ${studioId} is removed`);
+      if (state.status === 'active') return [];
+      return [{ type: 'StudioActivated', data: { studioId } }];
+    case 'RemoveStudio': {
+      if (removed) return [];
+      const live = Object.entries(state.tokens).filter(([, status]) => status === 'live');
+      return [
+        { type: 'StudioRemoved', data: { studioId } },
+        ...live.map(
+          ([tokenId]): StudioEvent => ({
+            type: 'TokenRevoked',
+            data: { studioId, tokenId, reason: 'studio_removed' },
+          }),
+        ),
+      ];
+    }
+    case 'IssueToken': {
+      if (removed) throw new DomainError('conflict', `studio ${studioId} is removed`);
+      if (state.tokens[command.tokenId])
+        throw new DomainError('conflict', `token ${command.tokenId} already exists`);
+      const { tokenId, name, prefix, tokenHash, expiresAt } = command;
+      return [{ type: 'TokenIssued', data: { studioId, tokenId, name, prefix, tokenHash, expiresAt } }];
+    }
+    case 'RevokeToken': {
+      const token = state.tokens[command.tokenId];
+      if (!token) throw new DomainError('not_found', `token ${command.tokenId} does not exist`);
+      if (token === 'revoked') return [];
+      return [{ type: 'TokenRevoked', data: { studioId, tokenId: command.tokenId, reason: 'revoked' } }];
+    }
+    default: {
+      const unknown: never = command;
+      throw new Error(`unknown command ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+function evolve(state: StudioState, event: StudioEvent): StudioState {
+  switch (event.type) {
+    case 'StudioCreated':
+    case 'StudioActivated':
+      return { ...state, status: 'active' };
+    case 'StudioPaused':
+      return { ...state, status: 'paused' };
+    case 'StudioRemoved':
+      return { ...state, status: 'removed' };
+    case 'TokenIssued':
+      return { ...state, tokens: { ...state.tokens, [event.data.tokenId]: 'live' } };
+    case 'TokenRevoked':
+      return { ...state, tokens: { ...state.tokens, [event.data.tokenId]: 'revoked' } };
+    default: {
+      const unknown: never = event;
+      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+export const studioDecider: Decider<StudioCommand, StudioEvent, StudioState> = {
+  initialState: () => ({ status: 'none', tokens: {} }),
+  decide,
+  evolve,
+};

@@ -1,0 +1,67 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const blankToUndefined = (value: unknown) => (value === '' ? undefined : value);
+const optionalString = z.preprocess(blankToUndefined, z.string().optional());
+
+/** The environment variables of DESIGN.md section 5, parsed once at start. */
+const EnvSchema = z.object({
+  STUDIO_DATA_DIR: z.preprocess(blankToUndefined, z.string().default('./.studio')),
+  STUDIO_EVENT_STORE: z.preprocess(
+    blankToUndefined,
+    z.enum(['pglite', 'postgres', 'kurrentdb', 'memory']).default('pglite'),
+  ),
+  DATABASE_URL: optionalString,
+  KURRENTDB_URL: optionalString,
+  KAFKA_BROKERS: optionalString,
+  ADMIN_SECRET_KEY: z.preprocess(
+    blankToUndefined,
+    z.string().min(32, 'ADMIN_SECRET_KEY must be at least 32 characters').optional(),
+  ),
+  STUDIO_MASTER_KEY: optionalString,
+  STUDIO_GATEWAY_HOST: z.preprocess(blankToUndefined, z.string().default('127.0.0.1')),
+  STUDIO_GATEWAY_PORT: z.preprocess(blankToUndefined, port.default(8600)),
+  STUDIO_RUNTIME_HOST: z.preprocess(blankToUndefined, z.string().default('127.0.0.1')),
+  STUDIO_RUNTIME_PORT: z.preprocess(blankToUndefined, port.default(8601)),
+  STUDIO_PUBLIC_URL: optionalString,
+  STUDIO_GATEWAY_URL: optionalString,
+  STUDIO_TOKEN: optionalString,
+  LOG_LEVEL: z.preprocess(
+    blankToUndefined,
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ),
+});
+
+export type StudioConfig = ReturnType<typeof loadConfig>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (e.STUDIO_EVENT_STORE === 'postgres' && !e.DATABASE_URL) {
+    throw new ConfigError('invalid configuration:\n  STUDIO_EVENT_STORE=postgres needs DATABASE_URL');
+  }
+  return {
+    dataDir: resolve(e.STUDIO_DATA_DIR),
+    eventStore: e.STUDIO_EVENT_STORE,
+    databaseUrl: e.DATABASE_URL,
+    kurrentdbUrl: e.KURRENTDB_URL,
+    kafkaBrokers: e.KAFKA_BROKERS,
+    adminSecretKey: e.ADMIN_SECRET_KEY,
+    masterKey: e.STUDIO_MASTER_KEY,
+    gateway: { host: e.STUDIO_GATEWAY_HOST, port: e.STUDIO_GATEWAY_PORT },
+    runtime: { host: e.STUDIO_RUNTIME_HOST, port: e.STUDIO_RUNTIME_PORT },
+    publicUrl: e.STUDIO_PUBLIC_URL,
+    gatewayUrl: e.STUDIO_GATEWAY_URL,
+    studioToken: e.STUDIO_TOKEN,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,81 @@
+/** The error codes of DESIGN.md section 4, with the HTTP status each maps to. */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  validation_failed: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  studio_mismatch: 403,
+  studio_paused: 403,
+  not_found: 404,
+  model_not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  internal_error: 500,
+  upstream_error: 502,
+  upstream_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const ERROR_TYPE: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  405: 'invalid_request_error',
+  409: 'conflict_error',
+  413: 'invalid_request_error',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  502: 'api_error',
+  504: 'api_error',
+};
+
+export interface ApiErrorOptions {
+  param?: string;
+  details?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Any failure a caller should see: carries its code, and so its status, in the one error envelope. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+  readonly type: string;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly options: ApiErrorOptions = {},
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+    this.type = ERROR_TYPE[this.status] ?? 'api_error';
+  }
+
+  toBody(requestId: string): { error: Record<string, unknown> } {
+    return {
+      error: {
+        type: this.type,
+        code: this.code,
+        message: this.message,
+        ...(this.options.param === undefined ? {} : { param: this.options.param }),
+        ...(this.options.details === undefined ? {} : { details: this.options.details }),
+        request_id: requestId,
+      },
+    };
+  }
+}
+
+/** A rule of the domain was broken; decided by pure code that knows nothing of HTTP. */
+export class DomainError extends Error {
+  override readonly name = 'DomainError';
+  constructor(
+    readonly kind: 'not_found' | 'conflict',
+    message: string,
+  ) {
+    super(message);
+  }
+}

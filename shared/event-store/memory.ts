@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { ChangeNotifier } from './change-notifier.ts';
+import { catchUpThenLive } from './subscription.ts';
+import {
+  type AppendOptions,
+  type AppendResult,
+  checkExpected,
+  DuplicateEventId,
+  type EventStore,
+  type NewEvent,
+  NO_STREAM,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type StoredEvent,
+  type StoreTestHooks,
+  type SubscribeOptions,
+  type SubscriptionItem,
+} from './types.ts';
+
+/**
+ * In-process store for unit tests and `STUDIO_EVENT_STORE=memory`. Like the SQL adapters, an append
+ * takes its positions first and becomes visible later, so readers only see events below the
+ * oldest append still in flight and never skip one that commits late.
+ */
+export class MemoryEventStore implements EventStore {
+  readonly kind = 'memory' as const;
+  #log: StoredEvent[] = [];
+  #streams = new Map<string, StoredEvent[]>();
+  #byId = new Map<string, StoredEvent>();
+  #nextPosition = 1;
+  #inFlight = new Set<number>();
+  #locks = new Map<string, Promise<unknown>>();
+  #changes = new ChangeNotifier();
+
+  constructor(private readonly hooks: StoreTestHooks = {}) {}
+
+  append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
+    // Appends to one stream run one after another, as a row lock serializes them in SQL.
+    const previous = this.#locks.get(streamId) ?? Promise.resolve();
+    const run = previous.then(
+      () => this.#append(streamId, events, options),
+      () => this.#append(streamId, events, options),
+    );
+    const settled = run.catch(() => undefined);
+    this.#locks.set(streamId, settled);
+    void settled.then(() => {
+      if (this.#locks.get(streamId) === settled) this.#locks.delete(streamId);
+    });
+    return run;
+  }
+
+  async #append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options: AppendOptions,
+  ): Promise<AppendResult> {
+    const stream = this.#streams.get(streamId) ?? [];
+    const actual = stream.length - 1;
+    const existing = this.#alreadyStored(streamId, events);
+    if (existing) return existing;
+    checkExpected(streamId, options.expected ?? 'any', actual);
+    if (events.length === 0) return { nextExpectedRevision: actual, position: stream.at(-1)?.position ?? 0 };
+
+    const createdAt = new Date().toISOString();
+    const stored = events.map(
+      (event, index): StoredEvent => ({
+        id: event.id ?? randomUUID(),
+        streamId,
+        revision: actual + 1 + index,
+        position: this.#nextPosition++,
+        type: event.type,
+        data: structuredClone(event.data),
+        metadata: { ...options.metadata },
+        createdAt,
+      }),
+    );
+    for (const event of stored) {
+      if (this.#byId.has(event.id)) throw new DuplicateEventId(event.id);
+    }
+    for (const event of stored) this.#inFlight.add(event.position);
+    try {
+      await this.hooks.beforeCommit?.(streamId);
+    } finally {
+      for (const event of stored) this.#inFlight.delete(event.position);
+    }
+    stream.push(...stored);
+    this.#streams.set(streamId, stream);
+    for (const event of stored) {
+      this.#byId.set(event.id, event);
+      insertByPosition(this.#log, event);
+    }
+    this.#changes.notify();
+    const last = stored.at(-1)!;
+    return { nextExpectedRevision: last.revision, position: last.position };
+  }
+
+  #alreadyStored(streamId: string, events: readonly NewEvent[]): AppendResult | undefined {
+    const found = events.map((event) => (event.id ? this.#byId.get(event.id) : undefined));
+    if (found.every((event) => event === undefined)) return undefined;
+    if (found.some((event) => event === undefined || event.streamId !== streamId)) {
+      const clash = events.find((_event, i) => found[i] === undefined || found[i]?.streamId !== streamId);
+      throw new DuplicateEventId(clash?.id ?? 'unknown');
+    }
+    const last = found.at(-1)!;
+    return { nextExpectedRevision: last.revision, position: last.position };
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    const stream = this.#streams.get(streamId) ?? [];
+    const from = (options.after ?? NO_STREAM) + 1;
+    return stream.slice(from, from + (options.limit ?? Number.MAX_SAFE_INTEGER)).map(clone);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+    const visibleBelow = this.#visibleBelow();
+    const after = options.after ?? 0;
+    const limit = options.limit ?? Number.MAX_SAFE_INTEGER;
+    const types = options.types ? new Set(options.types) : undefined;
+    const result: StoredEvent[] = [];
+    for (let i = firstIndexAfter(this.#log, after); i < this.#log.length && result.length < limit; i++) {
+      const event = this.#log[i]!;
+      if (event.position >= visibleBelow) break;
+      if (options.streamId !== undefined && event.streamId !== options.streamId) continue;
+      if (types && !types.has(event.type)) continue;
+      result.push(clone(event));
+    }
+    return result;
+  }
+
+  subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
+    const { streamId } = options;
+    const read =
+      streamId === undefined
+        ? (after: number, limit: number) => this.readAll({ after, limit })
+        : (after: number, limit: number) => this.readStream(streamId, { after, limit });
+    return catchUpThenLive(options, read, this.#changes);
+  }
+
+  async headPosition(): Promise<number> {
+    const visibleBelow = this.#visibleBelow();
+    const index = firstIndexAfter(
+      this.#log,
+      visibleBelow === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : visibleBelow - 1,
+    );
+    return this.#log[index - 1]?.position ?? 0;
+  }
+
+  #visibleBelow(): number {
+    return this.#inFlight.size === 0 ? Number.POSITIVE_INFINITY : Math.min(...this.#inFlight);
+  }
+
+  async close(): Promise<void> {
+    this.#changes.notify();
+  }
+}
+
+function clone(event: StoredEvent): StoredEvent {
+  return { ...event, data: structuredClone(event.data), metadata: { ...event.metadata } };
+}
+
+/** Binary search: index of the first event with position > after. */
+function firstIndexAfter(log: StoredEvent[], after: number): number {
+  let low = 0;
+  let high = log.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (log[mid]!.position <= after) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+function insertByPosition(log: StoredEvent[], event: StoredEvent): void {
+  const index = firstIndexAfter(log, event.position);
+  if (index === log.length) log.push(event);
+  else log.splice(index, 0, event);
+}

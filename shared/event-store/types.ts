@@ -1,0 +1,140 @@
+/**
+ * The event store port. Every adapter (memory, pglite, postgres, kurrentdb) implements it and
+ * passes the one contract suite in test/contract/event-store.contract.ts.
+ */
+
+/** Who caused an event and within which request; carried by every event. */
+export interface EventMetadata {
+  /** `admin`, `token:<id>`, `guest`, `runtime` or `system`. */
+  actor: string;
+  requestId?: string;
+  correlationId?: string;
+  causationId?: string;
+}
+
+export interface NewEvent<Type extends string = string, Data = unknown> {
+  /** A UUID. Re-appending an id already stored in the same stream is a no-op. Generated when absent. */
+  id?: string;
+  type: Type;
+  data: Data;
+}
+
+export interface StoredEvent<Type extends string = string, Data = unknown> {
+  id: string;
+  streamId: string;
+  /** 0-based position inside its stream. */
+  revision: number;
+  /** Monotonic position in the whole log, starting at 1. */
+  position: number;
+  type: Type;
+  data: Data;
+  metadata: EventMetadata;
+  /** ISO 8601 UTC. */
+  createdAt: string;
+}
+
+/** `revision` = the stream's last revision must be exactly this. */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
+
+export interface AppendOptions {
+  expected?: ExpectedRevision;
+  metadata: EventMetadata;
+}
+
+export interface AppendResult {
+  /** Revision of the last event of the stream after this append. */
+  nextExpectedRevision: number;
+  /** Global position of the last appended (or already stored) event. */
+  position: number;
+}
+
+export interface ReadStreamOptions {
+  /** Return events with revision > after. Default: from the start. */
+  after?: number;
+  limit?: number;
+}
+
+export interface ReadAllOptions {
+  /** Return events with position > after. Default 0. */
+  after?: number;
+  limit?: number;
+  /** Only events of this stream. */
+  streamId?: string;
+  /** Only events of these types. */
+  types?: readonly string[];
+}
+
+export interface SubscribeOptions {
+  /** Subscribe to one stream (positions are revisions) or, when absent, to the whole log. */
+  streamId?: string;
+  /** Deliver events after this revision (stream) or position (log). Default: from the start. */
+  after?: number;
+  signal: AbortSignal;
+  batchSize?: number;
+}
+
+/** The marker a subscription yields once it has delivered every event stored when it started reading. */
+export interface CaughtUp {
+  type: '$caught_up';
+  /** Revision (stream) or position (log) of the last event delivered, or the `after` it started from. */
+  position: number;
+}
+
+export type SubscriptionItem = StoredEvent | CaughtUp;
+
+export const isCaughtUp = (item: SubscriptionItem): item is CaughtUp => item.type === '$caught_up';
+
+export type EventStoreKind = 'memory' | 'pglite' | 'postgres' | 'kurrentdb';
+
+export interface EventStore {
+  readonly kind: EventStoreKind;
+  append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult>;
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
+  readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
+  /** Catch-up, then a `$caught_up` marker, then live events; ends cleanly when the signal aborts. */
+  subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem>;
+  /** Position of the last event a reader can see (0 when empty). */
+  headPosition(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Raised when `expected` does not match the stream's state. */
+export class WrongExpectedRevision extends Error {
+  override readonly name = 'WrongExpectedRevision';
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    /** The stream's last revision, or -1 when it has no events. */
+    readonly actual: number,
+  ) {
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${actual}`);
+  }
+}
+
+/** Raised when an event id is re-used with different content or in another stream. */
+export class DuplicateEventId extends Error {
+  override readonly name = 'DuplicateEventId';
+  constructor(readonly eventId: string) {
+    super(`event id ${eventId} is already stored elsewhere`);
+  }
+}
+
+/**
+ * Test-only hook: adapters await it after an append has taken its positions and before it becomes
+ * visible, so the contract suite can hold a transaction open and prove readers never skip it.
+ */
+export interface StoreTestHooks {
+  beforeCommit?: (streamId: string) => Promise<void>;
+}
+
+/** `after` of the last revision of a stream (-1 means empty). */
+export const NO_STREAM = -1;
+
+export function checkExpected(streamId: string, expected: ExpectedRevision, actual: number): void {
+  const ok =
+    expected === 'any' ||
+    (expected === 'no_stream' && actual === NO_STREAM) ||
+    (expected === 'stream_exists' && actual !== NO_STREAM) ||
+    expected === actual;
+  if (!ok) throw new WrongExpectedRevision(streamId, expected, actual);
+}

@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type Request, type Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import { ApiError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { ActionContext, AnyAction } from './action.ts';
+import { errorMiddleware, sendError, validationError } from './errors.ts';
+import { type Authenticator, actorOf, type Identity } from './identity.ts';
+import type { ActionRegistry } from './registry.ts';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface HttpAppOptions {
+  registry: ActionRegistry;
+  authenticator: Authenticator;
+  logger: Logger;
+  health: () => Promise<Record<string, unknown>>;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    requestId: string;
+    identity: Identity;
+  }
+}
+
+/** The gateway's HTTP shell: request ids, logs, JSON bodies, identities, the action registry, errors. */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const { registry, authenticator, logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const incoming = req.header('x-request-id');
+    req.requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('x-request-id', req.requestId);
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req) => (req as Request).requestId,
+      // Only what is needed to follow a request: never headers or bodies.
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url,
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  );
+
+  app.get('/health', async (_req, res, next) => {
+    try {
+      res.json(await options.health());
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  app.use('/v1', express.json({ limit: BODY_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
+  app.use('/v1', (req, _res, next) => {
+    try {
+      req.identity = authenticator.identify(req.header('authorization'));
+      next();
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  app.get('/v1/services', (req, res, next) => {
+    if (req.identity.kind === 'guest')
+      return next(new ApiError('unauthenticated', 'this route needs a user token or the admin key'));
+    res.json({ items: registry.services().map(({ id, name, env }) => ({ id, name, env })) });
+  });
+  app.all('/v1/services', (req, _res, next) => {
+    next(
+      new ApiError('method_not_allowed', `${req.method} is not allowed here; use GET`, {
+        headers: { Allow: 'GET' },
+      }),
+    );
+  });
+
+  app.all('/v1/:service/*action', async (req, res, next) => {
+    try {
+      await dispatch(registry, req, res);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  app.use((req, res) => {
+    sendError(res, new ApiError('not_found', `no route ${req.method} ${req.path}`));
+  });
+  app.use(errorMiddleware(logger));
+  return app;
+}
+
+async function dispatch(registry: ActionRegistry, req: Request, res: Response): Promise<void> {
+  const service = req.params.service as string;
+  const actionName = ([] as string[]).concat(req.params.action as string | string[]).join('/');
+  const found = registry.resolve(req.method, service, actionName);
+  if (found.kind === 'not_found') {
+    throw new ApiError(
+      'not_found',
+      found.what === 'service'
+        ? `unknown service "${service}"`
+        : `service "${service}" has no action "${actionName}"`,
+    );
+  }
+  if (found.kind === 'method_not_allowed') {
+    throw new ApiError(
+      'method_not_allowed',
+      `${req.method} is not allowed here; use ${found.allowed.join(', ')}`,
+      {
+        headers: { Allow: found.allowed.join(', ') },
+      },
+    );
+  }
+  const { action } = found;
+  authorize(action, req.identity);
+  const input = parseInput(action, req);
+  checkStudio(input, req.identity);
+
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  const ctx: ActionContext = {
+    identity: req.identity,
+    requestId: req.requestId,
+    metadata: {
+      actor: actorOf(req.identity),
+      requestId: req.requestId,
+      correlationId: correlationIdOf(req),
+    },
+    signal: controller.signal,
+    req,
+    res,
+  };
+  const result = await action.handler(input, ctx);
+  if (res.headersSent || result === undefined) return;
+  res.status(action.status ?? 200).json(result);
+}
+
+function authorize(action: AnyAction, identity: Identity): void {
+  const allowed = action.identities ?? ['user'];
+  if (allowed.length === 0 || allowed.includes(identity.kind)) return;
+  if (identity.kind === 'guest') {
+    throw new ApiError('unauthenticated', 'this action needs a credential: Authorization: Bearer <token>');
+  }
+  throw new ApiError('forbidden', `this action is for ${allowed.join(' or ')}, not ${identity.kind}`);
+}
+
+function parseInput(action: AnyAction, req: Request): unknown {
+  const where = action.method === 'GET' ? 'query' : 'body';
+  if (where === 'body' && req.body === undefined && hasBody(req)) {
+    throw new ApiError('invalid_json', 'the request body must be JSON (Content-Type: application/json)');
+  }
+  const raw = where === 'query' ? { ...req.query } : (req.body ?? {});
+  const parsed = action.input.safeParse(raw);
+  if (!parsed.success) throw validationError(parsed.error, where);
+  return parsed.data;
+}
+
+function hasBody(req: Request): boolean {
+  return Number(req.header('content-length') ?? 0) > 0 || req.header('transfer-encoding') !== undefined;
+}
+
+/** A user may only act on their own studio: a `studio_id` in the input must be the token's. */
+function checkStudio(input: unknown, identity: Identity): void {
+  if (identity.kind !== 'user' || typeof input !== 'object' || input === null) return;
+  const studioId = (input as { studio_id?: unknown }).studio_id;
+  if (studioId !== undefined && studioId !== identity.studioId) {
+    throw new ApiError('studio_mismatch', 'studio_id does not match the studio of this token', {
+      param: 'studio_id',
+    });
+  }
+}
+
+function correlationIdOf(req: Request): string {
+  const given = req.header('x-correlation-id');
+  return given && REQUEST_ID.test(given) ? given : req.requestId;
+}

@@ -1,0 +1,76 @@
+import type { NextFunction, Request, Response } from 'express';
+import { z } from 'zod';
+import { ApiError, DomainError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+/** zod issues as the `details` of a 400, and the first failing field as `param`. */
+export function validationError(error: z.ZodError, where: 'body' | 'query'): ApiError {
+  const details = error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.'),
+    code: issue.code,
+    message: issue.message,
+  }));
+  const first = details[0];
+  const message = first
+    ? `invalid ${where}: ${first.path ? `${first.path}: ` : ''}${first.message}`
+    : `invalid ${where}`;
+  return new ApiError('validation_failed', message, {
+    ...(first?.path ? { param: first.path } : {}),
+    details,
+  });
+}
+
+interface BodyParserError {
+  type: string;
+  status?: number;
+}
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  return (
+    typeof error === 'object' && error !== null && typeof (error as { type?: unknown }).type === 'string'
+  );
+}
+
+/** Turns anything thrown into the one error envelope; only the unexpected becomes a 500. */
+export function toApiError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error instanceof DomainError) return new ApiError(error.kind, error.message);
+  if (error instanceof z.ZodError) return validationError(error, 'body');
+  if (isBodyParserError(error)) {
+    switch (error.type) {
+      case 'entity.too.large':
+        return new ApiError('payload_too_large', 'the request body is larger than 1 MiB');
+      case 'entity.parse.failed':
+        return new ApiError('invalid_json', 'the request body is not valid JSON');
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return new ApiError('invalid_json', 'the request body must be UTF-8 JSON');
+      case 'request.aborted':
+      case 'request.size.invalid':
+        return new ApiError('invalid_json', 'the request body was incomplete');
+    }
+  }
+  return undefined;
+}
+
+export function sendError(res: Response, error: ApiError): void {
+  const requestId = String(res.getHeader('x-request-id') ?? '');
+  for (const [name, value] of Object.entries(error.options.headers ?? {})) res.setHeader(name, value);
+  res.status(error.status).json(error.toBody(requestId));
+}
+
+export function errorMiddleware(logger: Logger) {
+  return (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const known = toApiError(error);
+    if (known) {
+      if (!res.headersSent) sendError(res, known);
+      return;
+    }
+    logger.error({ err: error, requestId: res.getHeader('x-request-id') }, 'unhandled error');
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendError(res, new ApiError('internal_error', 'internal error'));
+  };
+}

@@ -1,0 +1,64 @@
+import { secretEquals, sha256Hex, TOKEN_PREFIX } from '../crypto.ts';
+import { ApiError } from '../errors.ts';
+
+export type Identity =
+  | { kind: 'guest' }
+  | { kind: 'admin' }
+  | { kind: 'user'; tokenId: string; studioId: string };
+
+export type IdentityKind = Identity['kind'];
+
+/** What authentication needs to know about a token; answered from memory, never from the database. */
+export interface TokenLookup {
+  /** The token with this SHA-256, its studio's status, or undefined when no such token was issued. */
+  findByHash(
+    hash: string,
+  ):
+    | { tokenId: string; studioId: string; revoked: boolean; expiresAt: string | null; studioStatus: string }
+    | undefined;
+}
+
+/** Resolves the `Authorization: Bearer …` header into an identity (DESIGN.md "Identities"). */
+export class Authenticator {
+  constructor(
+    private readonly adminKey: string,
+    private readonly tokens: TokenLookup,
+  ) {}
+
+  identify(authorization: string | undefined, now = Date.now()): Identity {
+    if (authorization === undefined || authorization === '') return { kind: 'guest' };
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) throw new ApiError('unauthenticated', 'the Authorization header must be "Bearer <token>"');
+    const credential = match[1]!;
+    if (!credential.startsWith(TOKEN_PREFIX)) {
+      if (secretEquals(credential, this.adminKey)) return { kind: 'admin' };
+      throw new ApiError('unauthenticated', 'unknown credential');
+    }
+    const token = this.tokens.findByHash(sha256Hex(credential));
+    if (!token) throw new ApiError('unauthenticated', 'unknown token');
+    if (token.revoked) throw new ApiError('unauthenticated', 'this token has been revoked');
+    if (token.expiresAt !== null && Date.parse(token.expiresAt) <= now) {
+      throw new ApiError('unauthenticated', 'this token has expired');
+    }
+    if (token.studioStatus === 'removed')
+      throw new ApiError('unauthenticated', 'the studio of this token was removed');
+    if (token.studioStatus === 'paused')
+      throw new ApiError('studio_paused', 'the studio of this token is paused');
+    return { kind: 'user', tokenId: token.tokenId, studioId: token.studioId };
+  }
+}
+
+export function actorOf(identity: Identity): string {
+  switch (identity.kind) {
+    case 'guest':
+      return 'guest';
+    case 'admin':
+      return 'admin';
+    case 'user':
+      return `token:${identity.tokenId}`;
+    default: {
+      const unknown: never = identity;
+      throw new Error(`unknown identity ${JSON.stringify(unknown)}`);
+    }
+  }
+}

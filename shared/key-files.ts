@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * Reads a secret kept in the data dir, or generates it once with mode 0600. Used for the admin key
+ * and the master key when their env variables are unset.
+ */
+export async function readOrCreateKeyFile(
+  dataDir: string,
+  fileName: string,
+  generate: () => string = () => randomBytes(32).toString('base64url'),
+): Promise<{ value: string; path: string; created: boolean }> {
+  const path = join(dataDir, fileName);
+  try {
+    const value = (await readFile(path, 'utf8')).trim();
+    const mode = (await stat(path)).mode & 0o777;
+    if (mode & 0o077) await chmod(path, 0o600);
+    if (value) return { value, path, created: false };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const value = generate();
+  // `wx`: if another process created it in between, fail instead of overwriting its key.
+  try {
+    await writeFile(path, `${value}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+      return readOrCreateKeyFile(dataDir, fileName, generate);
+    throw error;
+  }
+  return { value, path, created: true };
+}
+
+export const generateHexKey = (): string => randomBytes(32).toString('hex');

@@ -1,0 +1,86 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const STUDIO = join(import.meta.dirname, '../../bin/studio.mjs');
+
+/** Runs `studio …` with a clean environment of our own and collects its output. */
+function studio(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [STUDIO, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function waitFor(check: () => boolean, what: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('studio CLI on the embedded store', () => {
+  let dataDir: string;
+  let server: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'studio-cli-'));
+  });
+  afterAll(async () => {
+    server?.kill('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('start prints the URL and the admin key file (0600), answers /health, and stops cleanly', async () => {
+    const run = studio(['start', '--port', '0'], { STUDIO_DATA_DIR: dataDir });
+    server = run.child;
+    await waitFor(() => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the banner');
+    const url = /Studio gateway\s+(http:\/\/\S+)/.exec(run.output())![1]!;
+    const keyPath = join(dataDir, 'admin.key');
+    expect(run.output()).toContain(`Admin key        ${keyPath}`);
+    expect((await stat(keyPath)).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dataDir, 'master.key'))).mode & 0o777).toBe(0o600);
+
+    const health = await fetch(`${url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok', event_store: { kind: 'pglite' } });
+
+    // A second process on the same data dir is refused with a clear message.
+    const second = studio(['gateway', 'start', '--port', '0'], { STUDIO_DATA_DIR: dataDir });
+    expect(await second.exited).toBe(2);
+    expect(second.output()).toMatch(/in use by process \d+/);
+
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    server = undefined;
+  });
+
+  it('projections rebuild replays every read model with a progress bar', async () => {
+    const run = studio(['projections', 'rebuild'], { STUDIO_DATA_DIR: dataDir });
+    expect(await run.exited).toBe(0);
+    for (const name of ['studios', 'tokens', 'env']) {
+      expect(run.output()).toMatch(new RegExp(`${name}\\s+\\[[^\\]]*\\] 100%`));
+      expect(run.output()).toMatch(new RegExp(`${name}: \\d+ events in \\d+ ms`));
+    }
+  });
+
+  it('rebuild of an unknown projection names the known ones', async () => {
+    const run = studio(['projections', 'rebuild', 'nope'], { STUDIO_DATA_DIR: dataDir });
+    expect(await run.exited).toBe(2);
+    expect(run.output()).toContain('unknown projection "nope"; known: studios, tokens, env');
+  });
+
+  it('bad configuration is refused with the variable named', async () => {
+    const run = studio(['start'], { STUDIO_DATA_DIR: dataDir, ADMIN_SECRET_KEY: 'short' });
+    expect(await run.exited).toBe(2);
+    expect(run.output()).toContain('ADMIN_SECRET_KEY must be at least 32 characters');
+  });
+});
