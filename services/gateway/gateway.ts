@@ -11,6 +11,7 @@ import { createHttpApp } from '../../shared/http/app.ts';
 import { Authenticator, type TokenLookup } from '../../shared/http/identity.ts';
 import { ActionRegistry } from '../../shared/http/registry.ts';
 import { createLogger, type Logger } from '../../shared/logger.ts';
+import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/service.ts';
 import { auditService } from '../audit/actions.ts';
 import { envService } from '../env/actions.ts';
 import { studiosService } from '../studios/actions.ts';
@@ -23,6 +24,8 @@ export interface GatewayOptions {
   logger?: Logger;
   processEnv?: NodeJS.ProcessEnv;
   storeHooks?: StoreTestHooks;
+  /** Overrides for tests: the upstream client and the providers. */
+  ai?: Omit<AiModuleOptions, 'dataDir'>;
 }
 
 export interface RunningGateway {
@@ -30,6 +33,8 @@ export interface RunningGateway {
   adminKeySource: string;
   storeLocation: string;
   ctx: GatewayContext;
+  /** Every action served, for tools and tests that walk the API. */
+  registry: ActionRegistry;
   close(): Promise<void>;
 }
 
@@ -98,17 +103,22 @@ export function tokenLookup(ctx: GatewayContext): TokenLookup {
   };
 }
 
-export function buildRegistry(ctx: GatewayContext): ActionRegistry {
+export function buildRegistry(ctx: GatewayContext, ai: AiModule): ActionRegistry {
   const registry = new ActionRegistry();
   const declaredKeys = () => registry.services().flatMap((s) => s.env.map((e) => e.key));
-  registry.register(studiosService(ctx)).register(envService(ctx, declaredKeys)).register(auditService(ctx));
+  registry
+    .register(ai.service)
+    .register(studiosService(ctx))
+    .register(envService(ctx, declaredKeys))
+    .register(auditService(ctx));
   return registry;
 }
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const opened = await openGatewayContext(options);
   const { ctx } = opened;
-  const registry = buildRegistry(ctx);
+  const ai = createAiModule(ctx, { dataDir: options.config.dataDir, ...options.ai });
+  const registry = buildRegistry(ctx, ai);
   const app = createHttpApp({
     registry,
     authenticator: new Authenticator(opened.adminKey, tokenLookup(ctx)),
@@ -122,9 +132,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       const s = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(s)));
     });
   } catch (error) {
+    await ai.close();
     await opened.close();
     throw error;
   }
+  ai.start();
   server.keepAliveTimeout = 65_000;
   const address = server.address() as AddressInfo;
   const displayHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -133,11 +145,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     adminKeySource: opened.adminKeySource,
     storeLocation: opened.store.location,
     ctx,
+    registry,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await ai.close();
       await opened.close();
     },
   };

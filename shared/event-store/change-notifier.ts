@@ -17,17 +17,20 @@ export class ChangeNotifier {
     for (const wake of waiters) wake();
   }
 
-  /** Resolves when a notification newer than `seen` arrives or the signal aborts. */
-  waitForChange(seen: number, signal: AbortSignal): Promise<void> {
+  /** Resolves when a notification newer than `seen` arrives, the signal aborts or `timeoutMs` passes. */
+  waitForChange(seen: number, signal: AbortSignal, timeoutMs?: number): Promise<void> {
     if (this.#version !== seen || signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
       const wake = () => {
+        clearTimeout(timer);
         this.#waiters.delete(wake);
         signal.removeEventListener('abort', wake);
         resolve();
       };
       this.#waiters.add(wake);
       signal.addEventListener('abort', wake, { once: true });
+      if (timeoutMs !== undefined) timer = setTimeout(wake, timeoutMs);
     });
   }
 }

@@ -4,6 +4,7 @@ import { catchUpThenLive } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
+  assertDistinctIds,
   checkExpected,
   DuplicateEventId,
   type EventStore,
@@ -27,6 +28,8 @@ export class MemoryEventStore implements EventStore {
   #log: StoredEvent[] = [];
   #streams = new Map<string, StoredEvent[]>();
   #byId = new Map<string, StoredEvent>();
+  /** Ids of appends still in flight, with their stream: claimed before the append awaits anything. */
+  #pendingIds = new Map<string, string>();
   #nextPosition = 1;
   #inFlight = new Set<number>();
   #locks = new Map<string, Promise<unknown>>();
@@ -35,6 +38,11 @@ export class MemoryEventStore implements EventStore {
   constructor(private readonly hooks: StoreTestHooks = {}) {}
 
   append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
+    try {
+      assertDistinctIds(events);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // Appends to one stream run one after another, as a row lock serializes them in SQL.
     const previous = this.#locks.get(streamId) ?? Promise.resolve();
     const run = previous.then(
@@ -75,31 +83,48 @@ export class MemoryEventStore implements EventStore {
       }),
     );
     for (const event of stored) {
-      if (this.#byId.has(event.id)) throw new DuplicateEventId(event.id);
+      if (this.#byId.has(event.id) || this.#pendingIds.has(event.id)) throw new DuplicateEventId(event.id);
     }
-    for (const event of stored) this.#inFlight.add(event.position);
+    // Claimed synchronously, before the first await: a concurrent append of one of these ids to
+    // another stream sees them and fails instead of storing the id twice.
+    for (const event of stored) {
+      this.#inFlight.add(event.position);
+      this.#pendingIds.set(event.id, streamId);
+    }
     try {
       await this.hooks.beforeCommit?.(streamId);
+      stream.push(...stored);
+      this.#streams.set(streamId, stream);
+      for (const event of stored) {
+        this.#byId.set(event.id, event);
+        insertByPosition(this.#log, event);
+      }
     } finally {
-      for (const event of stored) this.#inFlight.delete(event.position);
+      for (const event of stored) {
+        this.#inFlight.delete(event.position);
+        this.#pendingIds.delete(event.id);
+      }
+      // Also after a failure: events appended meanwhile behind this one's positions are visible now.
+      this.#changes.notify();
     }
-    stream.push(...stored);
-    this.#streams.set(streamId, stream);
-    for (const event of stored) {
-      this.#byId.set(event.id, event);
-      insertByPosition(this.#log, event);
-    }
-    this.#changes.notify();
     const last = stored.at(-1)!;
     return { nextExpectedRevision: last.revision, position: last.position };
   }
 
   #alreadyStored(streamId: string, events: readonly NewEvent[]): AppendResult | undefined {
+    const pendingElsewhere = events.find((event) => {
+      const owner = event.id === undefined ? undefined : this.#pendingIds.get(event.id);
+      return owner !== undefined && owner !== streamId;
+    });
+    if (pendingElsewhere) throw new DuplicateEventId(pendingElsewhere.id!);
     const found = events.map((event) => (event.id ? this.#byId.get(event.id) : undefined));
     if (found.every((event) => event === undefined)) return undefined;
     if (found.some((event) => event === undefined || event.streamId !== streamId)) {
-      const clash = events.find((_event, i) => found[i] === undefined || found[i]?.streamId !== streamId);
-      throw new DuplicateEventId(clash?.id ?? 'unknown');
+      // Name the id that is re-used (first one stored in another stream), not a new id of the batch.
+      const clash =
+        found.find((event) => event !== undefined && event.streamId !== streamId) ??
+        found.find((event) => event !== undefined);
+      throw new DuplicateEventId(clash!.id);
     }
     const last = found.at(-1)!;
     return { nextExpectedRevision: last.revision, position: last.position };

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { migrate } from './migrations.ts';
+import { PgListener } from './pg-listener.ts';
 import type { SqlDriver, SqlExecutor } from './sql-driver.ts';
 import { EVENTS_NOTIFY_CHANNEL, SqlEventStore } from './sql-store.ts';
 import type { StoreTestHooks } from './types.ts';
@@ -51,15 +52,14 @@ export async function openPostgresStore(
   const driver = postgresDriver(pool);
   await migrate(driver);
 
-  const listener = new pg.Client({ connectionString: options.connectionString });
-  await listener.connect();
-  listener.on('error', () => undefined);
+  let wake = () => {};
+  const listener = new PgListener(options.connectionString, EVENTS_NOTIFY_CHANNEL, () => wake());
+  await listener.start();
   const store = new SqlEventStore('postgres', driver, {
     hooks: options.hooks,
     notifyOnCommit: true,
-    onClose: () => listener.end(),
+    onClose: () => listener.close(),
   });
-  listener.on('notification', () => store.changes.notify());
-  await listener.query(`LISTEN ${EVENTS_NOTIFY_CHANNEL}`);
+  wake = () => store.changes.notify();
   return { store, driver };
 }

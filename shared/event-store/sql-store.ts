@@ -5,6 +5,7 @@ import { catchUpThenLive } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
+  assertDistinctIds,
   checkExpected,
   DuplicateEventId,
   type EventMetadata,
@@ -36,6 +37,8 @@ const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, 
 const VISIBLE = 'transaction_id < pg_snapshot_xmin(pg_current_snapshot())';
 const NOTIFY_CHANNEL = 'studio_events';
 const MAX_ATTEMPTS = 5;
+/** First key of the per-stream advisory locks (the two-int4 key space never meets single-bigint keys). */
+const STREAM_LOCK_NAMESPACE = 8_600_002;
 /** Positions reserve 16 bits for the index of an event inside its append. */
 export const MAX_EVENTS_PER_APPEND = 65_536;
 
@@ -54,14 +57,16 @@ export class SqlEventStore implements EventStore {
   ) {}
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
+    assertDistinctIds(events);
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await this.db.transaction((tx) => this.#appendIn(tx, streamId, events, options));
-        this.changes.notify();
-        return result;
+        return await this.db.transaction((tx) => this.#appendIn(tx, streamId, events, options));
       } catch (error) {
-        // Two writers creating one stream at once: the loser retries and then sees the winner's row.
+        // Two writers storing one event id at once: the loser retries and then sees the winner's row.
         if (sqlState(error) !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw error;
+      } finally {
+        // Also after a rollback: it may have been what held back events other appends committed.
+        this.changes.notify();
       }
     }
   }
@@ -72,6 +77,12 @@ export class SqlEventStore implements EventStore {
     events: readonly NewEvent[],
     options: AppendOptions,
   ): Promise<AppendResult> {
+    // Serialize appends to one stream before this transaction gets its id. A row lock alone is not
+    // enough: waiting on a row another append has updated assigns our xid before the wait, so two
+    // waiters could commit in the opposite order of their xids, and so of their positions, leaving a
+    // stream's revisions out of order in the log. Behind this lock the xid comes after the previous
+    // append to the stream has committed, hence is greater than its xid.
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [STREAM_LOCK_NAMESPACE, streamId]);
     const locked = await tx.query<{ revision: string | number }>(
       'SELECT revision FROM streams WHERE stream_id = $1 FOR UPDATE',
       [streamId],
@@ -132,8 +143,11 @@ export class SqlEventStore implements EventStore {
     );
     if (found.rows.length === 0) return undefined;
     const byId = new Map(found.rows.map((r) => [r.event_id, r]));
-    const clash = events.find((e) => !e.id || byId.get(e.id)?.stream_id !== streamId);
-    if (clash) throw new DuplicateEventId(clash.id ?? found.rows[0]!.event_id);
+    if (events.some((e) => !e.id || byId.get(e.id)?.stream_id !== streamId)) {
+      // Name the id that is re-used (first one stored in another stream), not a new id of the batch.
+      const elsewhere = events.find((e) => e.id && byId.has(e.id) && byId.get(e.id)!.stream_id !== streamId);
+      throw new DuplicateEventId((elsewhere ?? events.find((e) => e.id && byId.has(e.id)))!.id!);
+    }
     const last = byId.get(events.at(-1)!.id!)!;
     return { nextExpectedRevision: Number(last.revision), position: Number(last.position) };
   }
@@ -170,7 +184,22 @@ export class SqlEventStore implements EventStore {
       streamId === undefined
         ? (after: number, limit: number) => this.readAll({ after, limit })
         : (after: number, limit: number) => this.readStream(streamId, { after, limit });
-    return catchUpThenLive(options, read, this.changes);
+    // On PostgreSQL a transaction no notification ends (a rollback or any other writer, even in
+    // another database of the cluster) can hold committed events back; see `hasHiddenAfter`.
+    const hidden =
+      streamId === undefined && this.kind === 'postgres'
+        ? (after: number) => this.#hasHiddenAfter(after)
+        : undefined;
+    return catchUpThenLive(options, read, this.changes, hidden);
+  }
+
+  /** Whether committed events after `position` exist that `readAll` does not show yet. */
+  async #hasHiddenAfter(position: number): Promise<boolean> {
+    const result = await this.db.query<{ hidden: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM events WHERE position > $1) AS hidden',
+      [position],
+    );
+    return result.rows[0]?.hidden === true;
   }
 
   async headPosition(): Promise<number> {

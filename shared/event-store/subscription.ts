@@ -2,6 +2,12 @@ import type { ChangeNotifier } from './change-notifier.ts';
 import type { StoredEvent, SubscribeOptions, SubscriptionItem } from './types.ts';
 
 export type BatchReader = (after: number, limit: number) => Promise<StoredEvent[]>;
+/** Whether events after the cursor are committed but not readable yet (held back by an older transaction). */
+export type HiddenProbe = (after: number) => Promise<boolean>;
+
+/** Re-read delays while events are held back by a transaction that may end without a notification. */
+const HIDDEN_RETRY_MIN_MS = 5;
+const HIDDEN_RETRY_MAX_MS = 1_000;
 
 /**
  * The one subscription loop every adapter shares: read batches after a cursor until a short batch,
@@ -11,6 +17,7 @@ export async function* catchUpThenLive(
   options: SubscribeOptions,
   read: BatchReader,
   changes: ChangeNotifier,
+  hidden?: HiddenProbe,
 ): AsyncGenerator<SubscriptionItem> {
   const { signal } = options;
   const batchSize = options.batchSize ?? 500;
@@ -18,6 +25,7 @@ export async function* catchUpThenLive(
     options.streamId === undefined ? (e: StoredEvent) => e.position : (e: StoredEvent) => e.revision;
   let cursor = options.after ?? (options.streamId === undefined ? 0 : -1);
   let caughtUp = false;
+  let retryMs = HIDDEN_RETRY_MIN_MS;
 
   while (!signal.aborted) {
     const seen = changes.version;
@@ -38,6 +46,20 @@ export async function* catchUpThenLive(
       caughtUp = true;
       yield { type: '$caught_up', position: cursor };
     }
-    await changes.waitForChange(seen, signal);
+    let held: boolean;
+    try {
+      held = hidden !== undefined && (await hidden(cursor));
+    } catch (error) {
+      if (signal.aborted) return;
+      throw error;
+    }
+    if (held) {
+      // Wake on a notification, or re-read after a growing delay: no notification may ever come.
+      await changes.waitForChange(seen, signal, retryMs);
+      retryMs = Math.min(retryMs * 2, HIDDEN_RETRY_MAX_MS);
+    } else {
+      retryMs = HIDDEN_RETRY_MIN_MS;
+      await changes.waitForChange(seen, signal);
+    }
   }
 }

@@ -130,6 +130,16 @@ export interface StoreTestHooks {
 /** `after` of the last revision of a stream (-1 means empty). */
 export const NO_STREAM = -1;
 
+/** One append may not carry the same event id twice. */
+export function assertDistinctIds(events: readonly NewEvent[]): void {
+  const seen = new Set<string>();
+  for (const event of events) {
+    if (event.id === undefined) continue;
+    if (seen.has(event.id)) throw new DuplicateEventId(event.id);
+    seen.add(event.id);
+  }
+}
+
 export function checkExpected(streamId: string, expected: ExpectedRevision, actual: number): void {
   const ok =
     expected === 'any' ||

@@ -29,6 +29,8 @@ export interface Action<Input = unknown> {
   summary?: string;
   /** Parses the body (POST) or the query string (GET). */
   input: z.ZodType<Input>;
+  /** Largest accepted JSON body. Default 1 MiB. */
+  bodyLimitBytes?: number;
   /** Status of a successful JSON answer. Default 200. */
   status?: number;
   handler(input: Input, ctx: ActionContext): Promise<ActionResult> | ActionResult;

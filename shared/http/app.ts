@@ -64,7 +64,6 @@ export function createHttpApp(options: HttpAppOptions): Express {
     }
   });
 
-  app.use('/v1', express.json({ limit: BODY_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use('/v1', (req, _res, next) => {
     try {
       req.identity = authenticator.identify(req.header('authorization'));
@@ -125,6 +124,8 @@ async function dispatch(registry: ActionRegistry, req: Request, res: Response): 
   }
   const { action } = found;
   authorize(action, req.identity);
+  // The body is read only once the caller is known to be allowed, and up to this action's limit.
+  if (action.method === 'POST') await readJsonBody(req, res, action.bodyLimitBytes ?? BODY_LIMIT_BYTES);
   const input = parseInput(action, req);
   checkStudio(input, req.identity);
 
@@ -147,6 +148,20 @@ async function dispatch(registry: ActionRegistry, req: Request, res: Response): 
   const result = await action.handler(input, ctx);
   if (res.headersSent || result === undefined) return;
   res.status(action.status ?? 200).json(result);
+}
+
+const jsonParsers = new Map<number, ReturnType<typeof express.json>>();
+
+function readJsonBody(req: Request, res: Response, limit: number): Promise<void> {
+  let parser = jsonParsers.get(limit);
+  if (!parser) {
+    parser = express.json({ limit, type: ['application/json', 'application/*+json'] });
+    jsonParsers.set(limit, parser);
+  }
+  const parse = parser;
+  return new Promise((resolve, reject) =>
+    parse(req, res, (error?: unknown) => (error ? reject(error) : resolve())),
+  );
 }
 
 function authorize(action: AnyAction, identity: Identity): void {

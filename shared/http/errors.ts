@@ -5,11 +5,11 @@ import type { Logger } from '../logger.ts';
 
 /** zod issues as the `details` of a 400, and the first failing field as `param`. */
 export function validationError(error: z.ZodError, where: 'body' | 'query'): ApiError {
-  const details = error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.'),
-    code: issue.code,
-    message: issue.message,
-  }));
+  const details = error.issues.map((issue) => {
+    // An unknown field is reported at the field itself, not at the object holding it.
+    const path = issue.code === 'unrecognized_keys' ? [...issue.path, ...issue.keys] : issue.path;
+    return { path: path.map(String).join('.'), code: issue.code, message: issue.message };
+  });
   const first = details[0];
   const message = first
     ? `invalid ${where}: ${first.path ? `${first.path}: ` : ''}${first.message}`
@@ -22,7 +22,7 @@ export function validationError(error: z.ZodError, where: 'body' | 'query'): Api
 
 interface BodyParserError {
   type: string;
-  status?: number;
+  limit?: number;
 }
 
 function isBodyParserError(error: unknown): error is BodyParserError {
@@ -39,7 +39,10 @@ export function toApiError(error: unknown): ApiError | undefined {
   if (isBodyParserError(error)) {
     switch (error.type) {
       case 'entity.too.large':
-        return new ApiError('payload_too_large', 'the request body is larger than 1 MiB');
+        return new ApiError(
+          'payload_too_large',
+          `the request body is larger than ${formatBytes(error.limit)}`,
+        );
       case 'entity.parse.failed':
         return new ApiError('invalid_json', 'the request body is not valid JSON');
       case 'encoding.unsupported':
@@ -51,6 +54,11 @@ export function toApiError(error: unknown): ApiError | undefined {
     }
   }
   return undefined;
+}
+
+function formatBytes(bytes: number | undefined): string {
+  if (bytes === undefined) return 'the limit';
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }
 
 export function sendError(res: Response, error: ApiError): void {

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { defineAction } from '../../../shared/http/action.ts';
+import type { AiDeps } from '../deps.ts';
+
+/** GET /v1/ai/models: users see what they can call now; admins see every model and why it is (not) callable. */
+export function modelsAction({ catalog }: AiDeps) {
+  return defineAction({
+    service: 'ai',
+    action: 'models',
+    method: 'GET',
+    identities: ['user', 'admin'],
+    summary: 'The model catalog',
+    input: z.strictObject({}),
+    handler: (_input, ctx) => {
+      const admin = ctx.identity.kind === 'admin';
+      const entries = catalog.entries().filter((e) => admin || e.available);
+      const items = entries.map(({ model, envRequirements, available, missingEnv }) => ({
+        id: model.id,
+        name: model.name,
+        description: model.description,
+        modalities: model.modalities,
+        tags: model.tags,
+        meta: model.meta,
+        ...(admin
+          ? {
+              env_requirements: envRequirements,
+              default_modes: model.modalities,
+              available,
+              missing_env: missingEnv,
+            }
+          : {}),
+      }));
+      // `data` in OpenAI's model-list shape, so `client.models.list()` works unchanged.
+      const data = entries.map(({ model }) => ({
+        id: model.id,
+        object: 'model',
+        created: 0,
+        owned_by: model.id.split('/')[0],
+      }));
+      return { object: 'list', items, data };
+    },
+  });
+}

@@ -1,0 +1,124 @@
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { type JobRecord, jobsProjection } from '../../../projections/jobs.ts';
+import { newId } from '../../../shared/crypto.ts';
+import { handleCommand } from '../../../shared/decider.ts';
+import { ApiError } from '../../../shared/errors.ts';
+import { type ActionContext, defineAction } from '../../../shared/http/action.ts';
+import { settle } from '../../gateway/context.ts';
+import type { AiDeps } from '../deps.ts';
+import { jobDecider, jobStreamId } from '../jobs/job.ts';
+
+/** A job as clients see it: no internal paths, a URL for the content once completed. */
+function jobView(job: JobRecord) {
+  return {
+    id: job.id,
+    object: 'job',
+    studio_id: job.studio_id,
+    model: job.model,
+    modality: job.modality,
+    status: job.status,
+    progress: job.progress,
+    error: job.error,
+    result: job.result && {
+      mime_type: job.result.mime_type,
+      bytes: job.result.bytes,
+      sha256: job.result.sha256,
+      content_url: `/v1/ai/jobs/content?id=${encodeURIComponent(job.id)}`,
+    },
+    created_at: job.created_at,
+    updated_at: job.updated_at,
+  };
+}
+
+function visibleJob(deps: AiDeps, id: string, ctx: ActionContext): JobRecord {
+  const job = deps.gw.projections.state(jobsProjection)[id];
+  // Another studio's job is reported as absent, not forbidden: ids must not be probed across tenants.
+  if (!job || (ctx.identity.kind === 'user' && job.studio_id !== ctx.identity.studioId)) {
+    throw new ApiError('not_found', `job ${id} does not exist`, { param: 'id' });
+  }
+  return job;
+}
+
+export function videoAction(deps: AiDeps) {
+  return defineAction({
+    service: 'ai',
+    action: 'video',
+    method: 'POST',
+    status: 202,
+    summary: 'Generate a video as a job: 202, then poll jobs/get',
+    input: z.strictObject({
+      model: z.string().min(1),
+      prompt: z.string().min(1, 'prompt must not be empty').max(32_000),
+      seconds: z.number().int().min(1).max(60).optional(),
+      size: z
+        .string()
+        .regex(/^\d{2,5}x\d{2,5}$/, 'WIDTHxHEIGHT, e.g. 1280x720')
+        .optional(),
+      studio_id: z.string().optional(),
+    }),
+    handler: async (input, ctx) => {
+      if (ctx.identity.kind !== 'user')
+        throw new ApiError('forbidden', 'video jobs belong to a studio: use a user token');
+      const { model } = deps.catalog.resolve(input.model, 'video');
+      const { studio_id: _studio, model: _model, ...request } = input;
+      const jobId = newId('job');
+      const result = await handleCommand(
+        deps.gw.events,
+        jobStreamId(jobId),
+        jobDecider,
+        {
+          type: 'QueueJob',
+          jobId,
+          studioId: ctx.identity.studioId,
+          tokenId: ctx.identity.tokenId,
+          model: model.id,
+          request,
+        },
+        ctx.metadata,
+      );
+      await settle(deps.gw, result.position);
+      deps.jobs.run(jobId);
+      return { job: jobView(deps.gw.projections.state(jobsProjection)[jobId]!) };
+    },
+  });
+}
+
+export function jobGetAction(deps: AiDeps) {
+  return defineAction({
+    service: 'ai',
+    action: 'jobs/get',
+    method: 'GET',
+    identities: ['user', 'admin'],
+    summary: 'Where a job stands',
+    input: z.strictObject({ id: z.string().min(1).max(100) }),
+    handler: ({ id }, ctx) => ({ job: jobView(visibleJob(deps, id, ctx)) }),
+  });
+}
+
+export function jobContentAction(deps: AiDeps) {
+  return defineAction({
+    service: 'ai',
+    action: 'jobs/content',
+    method: 'GET',
+    identities: ['user', 'admin'],
+    summary: "A completed job's content",
+    input: z.strictObject({ id: z.string().min(1).max(100) }),
+    handler: ({ id }, ctx) => {
+      const job = visibleJob(deps, id, ctx);
+      if (job.status !== 'completed' || !job.result) {
+        throw new ApiError(
+          'conflict',
+          `job ${id} is ${job.status}; its content exists once it has completed`,
+        );
+      }
+      ctx.res.setHeader('content-type', job.result.mime_type);
+      ctx.res.setHeader('content-length', String(job.result.bytes));
+      const stream = createReadStream(join(deps.dataDir, job.result.file));
+      stream.on('error', () => ctx.res.destroy());
+      stream.pipe(ctx.res);
+      return undefined;
+    },
+  });
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { ApiError } from '../../../shared/errors.ts';
+import { defineAction } from '../../../shared/http/action.ts';
+import type { AiDeps } from '../deps.ts';
+import { estimateTokens, GenerationMeter } from '../generation.ts';
+
+const studio_id = z.string().optional();
+/** Audio arrives base64 inside JSON: 25 MiB of audio is about 33 MiB of base64. */
+const ASR_BODY_LIMIT = 34 * 1024 * 1024;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export function imageAction({ catalog, env, usage }: AiDeps) {
+  return defineAction({
+    service: 'ai',
+    action: 'image',
+    method: 'POST',
+    summary: 'Generate images',
+    input: z.strictObject({
+      model: z.string().min(1),
+      prompt: z.string().min(1, 'prompt must not be empty').max(32_000),
+      size: z
+        .string()
+        .regex(/^\d{2,5}x\d{2,5}$|^auto$/, 'WIDTHxHEIGHT, e.g. 1024x1024')
+        .optional(),
+      n: z.number().int().min(1).max(4).default(1),
+      studio_id,
+    }),
+    handler: async (input, ctx) => {
+      const { provider, model } = catalog.resolve(input.model, 'image');
+      const meter = new GenerationMeter(usage, ctx, model.id, 'image');
+      const result = await meter.guard(() =>
+        provider.image!(
+          model,
+          { prompt: input.prompt, n: input.n, ...(input.size ? { size: input.size } : {}) },
+          { env, signal: ctx.signal },
+        ),
+      );
+      meter.completed(estimateTokens(input.prompt), 0);
+      return result;
+    },
+  });
+}
+
+export function ttsAction({ catalog, env, usage }: AiDeps) {
+  return defineAction({
+    service: 'ai',
+    action: 'tts',
+    method: 'POST',
+    summary: 'Text to speech',
+    input: z.strictObject({
+      model: z.string().min(1),
+      input: z.string().min(1, 'input must not be empty').max(4096),
+      voice: z.string().max(100).optional(),
+      format: z.enum(['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm']).default('mp3'),
+      studio_id,
+    }),
+    handler: async (input, ctx) => {
+      const { provider, model } = catalog.resolve(input.model, 'tts');
+      const meter = new GenerationMeter(usage, ctx, model.id, 'tts');
+      const result = await meter.guard(() =>
+        provider.tts!(
+          model,
+          { input: input.input, format: input.format, ...(input.voice ? { voice: input.voice } : {}) },
+          { env, signal: ctx.signal },
+        ),
+      );
+      meter.completed(estimateTokens(input.input), 0);
+      return { audio: result.audio.toString('base64'), mime_type: result.mime_type };
+    },
+  });
+}
+
+export function asrAction({ catalog, env, usage }: AiDeps) {
+  return defineAction({
+    service: 'ai',
+    action: 'asr',
+    method: 'POST',
+    summary: 'Speech recognition',
+    bodyLimitBytes: ASR_BODY_LIMIT,
+    input: z.strictObject({
+      model: z.string().min(1),
+      audio: z.string().min(1, 'audio must not be empty'),
+      mime_type: z.string().regex(/^audio\/[\w.+-]+$/, 'an audio media type, e.g. audio/wav'),
+      language: z
+        .string()
+        .regex(/^[a-z]{2,3}(-[A-Za-z0-9]+)?$/, 'a language code, e.g. en')
+        .optional(),
+      studio_id,
+    }),
+    handler: async (input, ctx) => {
+      const base64 = input.audio.replace(/\s+/g, '');
+      if (base64.length % 4 !== 0 || !BASE64.test(base64)) {
+        throw new ApiError('validation_failed', 'audio must be base64', { param: 'audio' });
+      }
+      const { provider, model } = catalog.resolve(input.model, 'asr');
+      const meter = new GenerationMeter(usage, ctx, model.id, 'asr');
+      const request = {
+        audio: Buffer.from(base64, 'base64'),
+        mime_type: input.mime_type,
+        ...(input.language ? { language: input.language } : {}),
+      };
+      const result = await meter.guard(() => provider.asr!(model, request, { env, signal: ctx.signal }));
+      meter.completed(0, estimateTokens(result.text));
+      return result;
+    },
+  });
+}

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { ApiError } from '../../../shared/errors.ts';
+import { defineAction } from '../../../shared/http/action.ts';
+import { openSse, writeSse } from '../chat/sse.ts';
+import { writeWithBackpressure } from '../chat/stream-out.ts';
+import type { ChatRequest } from '../chat/wire.ts';
+import type { AiDeps } from '../deps.ts';
+import { estimateTokens, GenerationMeter } from '../generation.ts';
+
+const TextInput = z.strictObject({
+  model: z.string().min(1),
+  prompt: z.string().min(1, 'prompt must not be empty'),
+  studio_id: z.string().optional(),
+  system: z.string().optional(),
+  max_tokens: z.number().int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+});
+type TextInput = z.infer<typeof TextInput>;
+
+function toChat(input: TextInput, upstreamModel: string): ChatRequest {
+  return {
+    model: upstreamModel,
+    messages: [
+      ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
+      { role: 'user' as const, content: input.prompt },
+    ],
+    ...(input.max_tokens === undefined ? {} : { max_tokens: input.max_tokens }),
+    ...(input.temperature === undefined ? {} : { temperature: input.temperature }),
+  };
+}
+
+/** The seed's message (2.2): `{id, role: 'assistant', parts: [{type: 'text', text}]}`. */
+const message = (text: string) => ({
+  id: `msg_${randomUUID()}`,
+  role: 'assistant' as const,
+  parts: [{ type: 'text' as const, text }],
+});
+
+export function textAction({ catalog, env, usage }: AiDeps) {
+  return defineAction({
+    service: 'ai',
+    action: 'text',
+    method: 'POST',
+    summary: 'Generate text',
+    input: TextInput,
+    handler: async (input, ctx) => {
+      const { provider, model } = catalog.resolve(input.model, 'text');
+      const meter = new GenerationMeter(usage, ctx, model.id, 'text');
+      const completion = await meter.guard(() =>
+        provider.chat!(model, toChat(input, model.upstreamModel), { env, signal: ctx.signal }),
+      );
+      const choice = completion.choices[0];
+      const usageOut = {
+        input_tokens: completion.usage?.prompt_tokens ?? estimateTokens(input.prompt),
+        output_tokens: completion.usage?.completion_tokens ?? estimateTokens(choice?.message.content ?? ''),
+      };
+      meter.completed(usageOut.input_tokens, usageOut.output_tokens);
+      return {
+        ...message(choice?.message.content ?? ''),
+        model: model.id,
+        usage: usageOut,
+        finish_reason: choice?.finish_reason ?? null,
+      };
+    },
+  });
+}
+
+/** POST /v1/ai/stream: SSE events `delta {text}`, then `done {message, …}` or `error {error}`. */
+export function streamAction({ catalog, env, usage }: AiDeps) {
+  return defineAction({
+    service: 'ai',
+    action: 'stream',
+    method: 'POST',
+    summary: 'Generate text as server-sent events',
+    input: TextInput,
+    handler: async (input, ctx) => {
+      const { provider, model } = catalog.resolve(input.model, 'stream');
+      const meter = new GenerationMeter(usage, ctx, model.id, 'stream');
+      const request = { ...toChat(input, model.upstreamModel), stream_options: { include_usage: true } };
+      const chunks = await meter.guard(() =>
+        provider.chatStream!(model, request, { env, signal: ctx.signal }),
+      );
+      openSse(ctx.res);
+      let text = '';
+      let finishReason: string | null = null;
+      let reported: { prompt_tokens: number; completion_tokens: number } | null | undefined;
+      try {
+        for await (const chunk of chunks) {
+          if (chunk.usage) reported = chunk.usage;
+          for (const choice of chunk.choices) {
+            finishReason = choice.finish_reason ?? finishReason;
+            const delta = choice.delta.content;
+            if (delta) {
+              text += delta;
+              await writeWithBackpressure(
+                ctx.res,
+                `event: delta\ndata: ${JSON.stringify({ text: delta })}\n\n`,
+              );
+            }
+          }
+        }
+        const usageOut = {
+          input_tokens: reported?.prompt_tokens ?? estimateTokens(input.prompt),
+          output_tokens: reported?.completion_tokens ?? estimateTokens(text),
+        };
+        meter.completed(usageOut.input_tokens, usageOut.output_tokens);
+        writeSse(
+          ctx.res,
+          JSON.stringify({
+            message: message(text),
+            model: model.id,
+            usage: usageOut,
+            finish_reason: finishReason,
+          }),
+          'done',
+        );
+      } catch (error) {
+        meter.failed(error);
+        const api =
+          error instanceof ApiError ? error : new ApiError('upstream_error', 'the upstream stream broke off');
+        if (!ctx.res.destroyed) writeSse(ctx.res, JSON.stringify(api.toBody(ctx.requestId)), 'error');
+      }
+      ctx.res.end();
+      return undefined;
+    },
+  });
+}

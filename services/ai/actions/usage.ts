@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { hourOf, type UsageTotals, usageProjection } from '../../../projections/usage.ts';
+import { ApiError } from '../../../shared/errors.ts';
+import { defineAction } from '../../../shared/http/action.ts';
+import type { AiDeps } from '../deps.ts';
+
+const isoDate = z.iso.datetime({ offset: true }).or(z.iso.date());
+
+/** GET /v1/ai/usage: totals per model and modality, by the hour (from/to are rounded to hours). */
+export function usageAction({ gw }: AiDeps) {
+  return defineAction({
+    service: 'ai',
+    action: 'usage',
+    method: 'GET',
+    identities: ['admin', 'user'],
+    summary: 'Usage aggregates of a studio',
+    input: z.strictObject({
+      studio_id: z.string().min(1).optional(),
+      from: isoDate.optional(),
+      to: isoDate.optional(),
+    }),
+    handler: (input, ctx) => {
+      const studioId = input.studio_id ?? (ctx.identity.kind === 'user' ? ctx.identity.studioId : undefined);
+      if (studioId === undefined)
+        throw new ApiError('validation_failed', 'studio_id is required', { param: 'studio_id' });
+      const from = input.from ? hourOf(new Date(input.from).toISOString()) : '';
+      const to = input.to ? hourOf(new Date(input.to).toISOString()) : '\uffff';
+      if (from > to) throw new ApiError('validation_failed', 'from must not be after to', { param: 'from' });
+
+      const totals = new Map<string, UsageTotals>();
+      for (const [hour, byKey] of Object.entries(gw.projections.state(usageProjection)[studioId] ?? {})) {
+        if (hour < from || hour > to) continue;
+        for (const [key, t] of Object.entries(byKey)) {
+          const sum = totals.get(key) ?? {
+            requests: 0,
+            failures: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            latency_ms_total: 0,
+          };
+          sum.requests += t.requests;
+          sum.failures += t.failures;
+          sum.input_tokens += t.input_tokens;
+          sum.output_tokens += t.output_tokens;
+          sum.latency_ms_total += t.latency_ms_total;
+          totals.set(key, sum);
+        }
+      }
+      const items = [...totals].map(([key, t]) => {
+        const [model, modality] = key.split('|');
+        const { latency_ms_total, ...rest } = t;
+        return {
+          model,
+          modality,
+          ...rest,
+          avg_latency_ms: t.requests ? Math.round(latency_ms_total / t.requests) : 0,
+        };
+      });
+      items.sort((a, b) => b.requests - a.requests || String(a.model).localeCompare(String(b.model)));
+      const sum = (k: 'requests' | 'failures' | 'input_tokens' | 'output_tokens') =>
+        items.reduce((s, i) => s + i[k], 0);
+      return {
+        studio_id: studioId,
+        from: input.from ?? null,
+        to: input.to ?? null,
+        granularity: 'hour',
+        totals: {
+          requests: sum('requests'),
+          failures: sum('failures'),
+          input_tokens: sum('input_tokens'),
+          output_tokens: sum('output_tokens'),
+        },
+        items,
+      };
+    },
+  });
+}

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+
+/**
+ * OpenAI's chat-completions wire format, the gateway's lingua franca. Requests are validated for
+ * what the gateway itself needs and otherwise pass through untouched (tools, response_format,
+ * logprobs, … survive), so `.passthrough` / `looseObject` is deliberate here.
+ */
+const contentPart = z.looseObject({ type: z.string() });
+export const ChatMessageSchema = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
+  content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
+  name: z.string().optional(),
+  tool_call_id: z.string().optional(),
+  tool_calls: z
+    .array(
+      z.looseObject({
+        id: z.string(),
+        type: z.literal('function'),
+        function: z.looseObject({ name: z.string(), arguments: z.string() }),
+      }),
+    )
+    .optional(),
+});
+
+export const ChatRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(ChatMessageSchema).min(1, 'messages must not be empty'),
+  stream: z.boolean().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
+  max_tokens: z.number().int().positive().nullish(),
+  max_completion_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  tools: z
+    .array(
+      z.looseObject({
+        type: z.literal('function'),
+        function: z.looseObject({
+          name: z.string().min(1),
+          description: z.string().optional(),
+          parameters: z.unknown().optional(),
+        }),
+      }),
+    )
+    .optional(),
+  studio_id: z.string().optional(),
+});
+
+export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+export type ChatRequest = z.infer<typeof ChatRequestSchema>;
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; [key: string]: unknown };
+    finish_reason: string | null;
+    logprobs?: unknown;
+  }[];
+  usage?: ChatUsage;
+  [key: string]: unknown;
+}
+
+export interface ChatChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      tool_calls?: {
+        index: number;
+        id?: string;
+        type?: 'function';
+        function?: { name?: string; arguments?: string };
+      }[];
+      [key: string]: unknown;
+    };
+    finish_reason: string | null;
+  }[];
+  usage?: ChatUsage | null;
+  [key: string]: unknown;
+}
+
+/** The text of a message's content, whether a string or an array of parts. */
+export function textOf(content: ChatMessage['content']): string {
+  if (typeof content === 'string') return content;
+  if (!content) return '';
+  return content
+    .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
+    .join('');
+}

@@ -1,0 +1,15 @@
+import type { GatewayContext } from '../gateway/context.ts';
+import type { Catalog } from './catalog.ts';
+import type { JobWorker } from './jobs/worker.ts';
+import type { EnvLookup } from './providers/types.ts';
+import type { UsageRecorder } from './usage/recorder.ts';
+
+/** What the `ai` service's actions share. */
+export interface AiDeps {
+  gw: GatewayContext;
+  catalog: Catalog;
+  env: EnvLookup;
+  usage: UsageRecorder;
+  jobs: JobWorker;
+  dataDir: string;
+}

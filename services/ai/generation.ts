@@ -1,0 +1,65 @@
+import { ApiError } from '../../shared/errors.ts';
+import type { ActionContext } from '../../shared/http/action.ts';
+import type { Modality } from './providers/types.ts';
+import type { UsageRecorder } from './usage/recorder.ts';
+
+/** Measures one generation and records it as usage (off the hot path) once it ends. */
+export class GenerationMeter {
+  readonly #started = performance.now();
+  #done = false;
+
+  constructor(
+    private readonly usage: UsageRecorder,
+    private readonly ctx: ActionContext,
+    private readonly model: string,
+    private readonly modality: Modality,
+  ) {}
+
+  #data(inputTokens: number, outputTokens: number, status: number) {
+    const identity = this.ctx.identity;
+    return {
+      studioId: identity.kind === 'user' ? identity.studioId : 'admin',
+      tokenId: identity.kind === 'user' ? identity.tokenId : null,
+      requestId: this.ctx.requestId,
+      model: this.model,
+      modality: this.modality,
+      inputTokens,
+      outputTokens,
+      latencyMs: Math.round(performance.now() - this.#started),
+      status,
+    };
+  }
+
+  completed(inputTokens: number, outputTokens: number): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.usage.record({ type: 'GenerationCompleted', data: this.#data(inputTokens, outputTokens, 200) });
+  }
+
+  failed(error: unknown, inputTokens = 0, outputTokens = 0): void {
+    if (this.#done) return;
+    this.#done = true;
+    const api = error instanceof ApiError ? error : undefined;
+    const cancelled = this.ctx.signal.aborted;
+    // 499: the client closed the request before the answer was complete (nginx's convention).
+    const status = cancelled ? 499 : (api?.status ?? 500);
+    const errorCode = cancelled ? 'client_closed_request' : (api?.code ?? 'internal_error');
+    this.usage.record({
+      type: 'GenerationFailed',
+      data: { ...this.#data(inputTokens, outputTokens, status), errorCode },
+    });
+  }
+
+  /** Runs `work`, recording failure if it throws; success is recorded by the caller, who knows the usage. */
+  async guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      this.failed(error);
+      throw error;
+    }
+  }
+}
+
+/** Rough token count when an upstream reports none: about four characters a token. */
+export const estimateTokens = (text: string) => Math.ceil(text.length / 4);

@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jobsProjection } from '../../../projections/jobs.ts';
+import { handleCommand } from '../../../shared/decider.ts';
+import type { EventMetadata } from '../../../shared/event-store/types.ts';
+import type { GatewayContext } from '../../gateway/context.ts';
+import type { Catalog } from '../catalog.ts';
+import type { EnvLookup, VideoProgress } from '../providers/types.ts';
+import type { UsageRecorder } from '../usage/recorder.ts';
+import { type JobCommand, jobDecider, jobStreamId } from './job.ts';
+
+const POLL_EVERY_MS = 5_000;
+const GIVE_UP_AFTER_MS = 60 * 60 * 1000;
+const EXTENSIONS: Record<string, string> = {
+  'video/mp4': 'mp4',
+  'image/apng': 'png',
+  'image/gif': 'gif',
+  'video/webm': 'webm',
+};
+const META: EventMetadata = { actor: 'gateway' };
+
+/**
+ * Runs video jobs in this process: start at the upstream, poll until done, keep the content under
+ * the data dir. Jobs left queued or running by a process that died are resumed at start.
+ */
+export class JobWorker {
+  #controller = new AbortController();
+  #running = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly gw: GatewayContext,
+    private readonly catalog: Catalog,
+    private readonly env: EnvLookup,
+    private readonly usage: UsageRecorder,
+    private readonly dataDir: string,
+  ) {}
+
+  /** Resumes every job that has not finished. */
+  resume(): void {
+    for (const job of Object.values(this.gw.projections.state(jobsProjection))) {
+      if (job.status === 'queued' || job.status === 'running') this.run(job.id);
+    }
+  }
+
+  run(jobId: string): void {
+    if (this.#running.has(jobId) || this.#controller.signal.aborted) return;
+    const work = this.#run(jobId)
+      .catch((error) => this.gw.logger.error({ err: error, jobId }, 'job worker failed'))
+      .finally(() => this.#running.delete(jobId));
+    this.#running.set(jobId, work);
+  }
+
+  async #command(command: JobCommand): Promise<void> {
+    const result = await handleCommand(this.gw.events, jobStreamId(command.jobId), jobDecider, command, META);
+    if (result.position !== undefined) await this.gw.projections.waitFor(result.position);
+  }
+
+  async #run(jobId: string): Promise<void> {
+    const job = this.gw.projections.state(jobsProjection)[jobId];
+    if (!job) return;
+    const signal = this.#controller.signal;
+    const started = Date.parse(job.created_at);
+    const fail = async (message: string) => {
+      await this.#command({ type: 'FailJob', jobId, message });
+      this.#record(jobId, 'GenerationFailed', started);
+    };
+
+    let entry: ReturnType<Catalog['resolve']>;
+    try {
+      entry = this.catalog.resolve(job.model, 'video');
+    } catch {
+      return fail(`model ${job.model} cannot be called any more`);
+    }
+    const { provider, model } = entry;
+    const ctx = { env: this.env, signal };
+    try {
+      let progress: VideoProgress;
+      if (job.status === 'queued' || job.upstream_id === null) {
+        progress = await provider.startVideo!(model, job.request as { prompt: string }, ctx);
+        await this.#command({ type: 'StartJob', jobId, upstreamId: progress.upstreamId });
+      } else {
+        progress = { status: 'running', upstreamId: job.upstream_id };
+      }
+      while (progress.status === 'running') {
+        if (Date.now() - started > GIVE_UP_AFTER_MS)
+          return fail('the upstream did not finish within an hour');
+        if (progress.progress !== undefined)
+          await this.#command({ type: 'RecordProgress', jobId, progress: progress.progress });
+        await sleep(POLL_EVERY_MS, undefined, { signal });
+        progress = await provider.pollVideo!(model, progress.upstreamId, ctx);
+      }
+      if (progress.status === 'failed') return fail(progress.message);
+      const content = Buffer.from(progress.video.b64_json, 'base64');
+      const file = join('media', `${jobId}.${EXTENSIONS[progress.video.mime_type] ?? 'bin'}`);
+      await mkdir(join(this.dataDir, 'media'), { recursive: true });
+      await writeFile(join(this.dataDir, file), content);
+      await this.#command({
+        type: 'CompleteJob',
+        jobId,
+        result: {
+          mime_type: progress.video.mime_type,
+          bytes: content.length,
+          sha256: createHash('sha256').update(content).digest('hex'),
+          file,
+        },
+      });
+      this.#record(jobId, 'GenerationCompleted', started);
+    } catch (error) {
+      if (signal.aborted) return; // stopping: the job resumes at the next start
+      await fail(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  #record(jobId: string, type: 'GenerationCompleted' | 'GenerationFailed', started: number): void {
+    const job = this.gw.projections.state(jobsProjection)[jobId];
+    if (!job) return;
+    const data = {
+      studioId: job.studio_id,
+      tokenId: job.token_id,
+      requestId: jobId,
+      model: job.model,
+      modality: 'video' as const,
+      inputTokens: 0,
+      outputTokens: 0,
+      latencyMs: Date.now() - started,
+    };
+    if (type === 'GenerationCompleted') this.usage.record({ type, data: { ...data, status: 200 } });
+    else this.usage.record({ type, data: { ...data, status: 502, errorCode: 'upstream_error' } });
+  }
+
+  async stop(): Promise<void> {
+    this.#controller.abort();
+    await Promise.allSettled(this.#running.values());
+  }
+}

@@ -1,0 +1,97 @@
+import type { EnvRequirement } from '../../../shared/http/action.ts';
+import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat/wire.ts';
+
+/** What a model can be called for. `chat` is the OpenAI-compatible chat-completions mode. */
+export const MODALITIES = ['text', 'stream', 'chat', 'image', 'video', 'tts', 'asr'] as const;
+export type Modality = (typeof MODALITIES)[number];
+
+export interface ModelDefinition {
+  /** The public id, used as `model` in requests: `<provider>/<upstream model>`. */
+  id: string;
+  name: string;
+  description: string;
+  modalities: Modality[];
+  tags: string[];
+  meta: Record<string, unknown>;
+  /** The model's name at its upstream. */
+  upstreamModel: string;
+}
+
+/** Reads env (the store's values over the process environment). */
+export interface EnvLookup {
+  get(key: string): string | undefined;
+}
+
+export interface CallContext {
+  env: EnvLookup;
+  /** Aborted when the client goes away: the upstream request is cancelled with it. */
+  signal: AbortSignal;
+}
+
+export interface ImageRequest {
+  prompt: string;
+  size?: string;
+  n: number;
+}
+export interface ImageResult {
+  images: { b64_json: string; mime_type: string }[];
+}
+
+export interface SpeechRequest {
+  input: string;
+  voice?: string;
+  format: 'mp3' | 'wav' | 'opus' | 'aac' | 'flac' | 'pcm';
+}
+export interface SpeechResult {
+  audio: Buffer;
+  mime_type: string;
+}
+
+export interface TranscriptionRequest {
+  audio: Buffer;
+  mime_type: string;
+  language?: string;
+}
+export interface TranscriptionResult {
+  text: string;
+  language?: string;
+}
+
+export interface VideoRequest {
+  prompt: string;
+  seconds?: number;
+  size?: string;
+}
+/** Where a video generation stands at its upstream. */
+export type VideoProgress =
+  | { status: 'running'; upstreamId: string; progress?: number }
+  | { status: 'completed'; upstreamId: string; video: { b64_json: string; mime_type: string } }
+  | { status: 'failed'; upstreamId: string; message: string };
+
+/**
+ * One upstream. A provider declares its env keys and the models it offers (which may depend on
+ * env), and implements the modalities it supports. Chat speaks OpenAI's wire format; providers
+ * that speak something else translate both ways.
+ */
+export interface Provider {
+  id: string;
+  name: string;
+  env: readonly EnvRequirement[];
+  models(env: EnvLookup): ModelDefinition[];
+  chat?(model: ModelDefinition, request: ChatRequest, ctx: CallContext): Promise<ChatCompletion>;
+  /**
+   * Resolves once the upstream has accepted the request (so errors before the first chunk are HTTP
+   * errors), then yields chunks as they arrive.
+   */
+  chatStream?(
+    model: ModelDefinition,
+    request: ChatRequest,
+    ctx: CallContext,
+  ): Promise<AsyncIterable<ChatChunk>>;
+  image?(model: ModelDefinition, request: ImageRequest, ctx: CallContext): Promise<ImageResult>;
+  tts?(model: ModelDefinition, request: SpeechRequest, ctx: CallContext): Promise<SpeechResult>;
+  asr?(model: ModelDefinition, request: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult>;
+  /** Starts a video generation; `pollVideo` follows it until it completes or fails. */
+  startVideo?(model: ModelDefinition, request: VideoRequest, ctx: CallContext): Promise<VideoProgress>;
+  pollVideo?(model: ModelDefinition, upstreamId: string, ctx: CallContext): Promise<VideoProgress>;
+}

@@ -1,0 +1,70 @@
+import { defineService, type EnvRequirement } from '../../shared/http/action.ts';
+import { EnvReader } from '../env/reader.ts';
+import type { GatewayContext } from '../gateway/context.ts';
+import { modelsAction } from './actions/catalog.ts';
+import { chatCompletionsAction } from './actions/chat-completions.ts';
+import { jobContentAction, jobGetAction, videoAction } from './actions/jobs.ts';
+import { asrAction, imageAction, ttsAction } from './actions/media.ts';
+import { streamAction, textAction } from './actions/text.ts';
+import { usageAction } from './actions/usage.ts';
+import { Catalog } from './catalog.ts';
+import type { AiDeps } from './deps.ts';
+import { JobWorker } from './jobs/worker.ts';
+import { builtinProviders } from './providers/index.ts';
+import type { Provider } from './providers/types.ts';
+import { UpstreamClient } from './upstream.ts';
+import { UsageRecorder } from './usage/recorder.ts';
+
+export interface AiModuleOptions {
+  dataDir: string;
+  upstream?: UpstreamClient;
+  providers?: (upstream: UpstreamClient) => Provider[];
+}
+
+/** The `ai` service: catalog, generation in every modality, chat completions, jobs, usage. */
+export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
+  const upstream = options.upstream ?? new UpstreamClient();
+  const providers = (options.providers ?? builtinProviders)(upstream);
+  const env = new EnvReader(gw);
+  const catalog = new Catalog(providers, env);
+  const usage = new UsageRecorder(gw.events, gw.logger);
+  const jobs = new JobWorker(gw, catalog, env, usage, options.dataDir);
+  const deps: AiDeps = { gw, catalog, env, usage, jobs, dataDir: options.dataDir };
+
+  const declared = new Map<string, EnvRequirement>();
+  for (const provider of providers) for (const e of provider.env) declared.set(e.key, e);
+
+  const service = defineService({
+    id: 'ai',
+    name: 'AI',
+    env: [...declared.values()],
+    actions: [
+      modelsAction(deps),
+      textAction(deps),
+      streamAction(deps),
+      chatCompletionsAction(deps),
+      imageAction(deps),
+      ttsAction(deps),
+      asrAction(deps),
+      videoAction(deps),
+      jobGetAction(deps),
+      jobContentAction(deps),
+      usageAction(deps),
+    ],
+  });
+
+  return {
+    service,
+    catalog,
+    usage,
+    /** Resumes jobs a previous process left unfinished. */
+    start: () => jobs.resume(),
+    async close() {
+      await jobs.stop();
+      await usage.close();
+      await upstream.close();
+    },
+  };
+}
+
+export type AiModule = ReturnType<typeof createAiModule>;

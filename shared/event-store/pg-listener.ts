@@ -1,0 +1,62 @@
+import pg from 'pg';
+
+/**
+ * A dedicated connection that LISTENs on a channel and calls `onWake` for each notification. If the
+ * connection drops it reconnects with backoff and wakes once more, since notifications sent while it
+ * was away are lost: subscribers then re-read and find whatever was committed meanwhile.
+ */
+export class PgListener {
+  #client: pg.Client | undefined;
+  #closed = false;
+  #retryMs = 250;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly connectionString: string,
+    private readonly channel: string,
+    private readonly onWake: () => void,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.#connect();
+  }
+
+  async #connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.connectionString });
+    client.on('notification', () => this.onWake());
+    client.on('error', () => this.#lost(client));
+    client.on('end', () => this.#lost(client));
+    await client.connect();
+    await client.query(`LISTEN ${this.channel}`);
+    this.#client = client;
+    this.#retryMs = 250;
+  }
+
+  #lost(client: pg.Client): void {
+    if (this.#closed || this.#client !== client) return;
+    this.#client = undefined;
+    client.end().catch(() => undefined);
+    this.#scheduleReconnect();
+  }
+
+  #scheduleReconnect(): void {
+    if (this.#closed || this.#timer) return;
+    this.#timer = setTimeout(async () => {
+      this.#timer = undefined;
+      try {
+        await this.#connect();
+        this.onWake();
+      } catch {
+        this.#retryMs = Math.min(this.#retryMs * 2, 10_000);
+        this.#scheduleReconnect();
+      }
+    }, this.#retryMs);
+    this.#timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.#client?.end().catch(() => undefined);
+  }
+}
