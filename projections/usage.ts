@@ -22,15 +22,14 @@ export const usageProjection = defineProjection<UsageState, UsageEvent>({
   initialState: () => ({}),
   apply(state, event) {
     const d = event.data;
-    const hours = (state[d.studioId] ??= {});
-    const keys = (hours[hourOf(event.createdAt)] ??= {});
-    const totals = (keys[`${d.model}|${d.modality}`] ??= {
-      requests: 0,
-      failures: 0,
-      input_tokens: 0,
-      output_tokens: 0,
-      latency_ms_total: 0,
-    });
+    const hours = state[d.studioId] ?? {};
+    state[d.studioId] = hours;
+    const hour = hourOf(event.createdAt);
+    const keys = hours[hour] ?? {};
+    hours[hour] = keys;
+    const key = `${d.model}|${d.modality}`;
+    const totals = keys[key] ?? { requests: 0, failures: 0, input_tokens: 0, output_tokens: 0, latency_ms_total: 0 };
+    keys[key] = totals;
     totals.requests++;
     if (event.type === 'GenerationFailed') totals.failures++;
     totals.input_tokens += d.inputTokens;

@@ -37,7 +37,7 @@ export class Catalog {
   /** The callable model with this id and modality, or 404 `model_not_found`. */
   resolve(id: string, modality: Modality): CatalogEntry {
     const entry = this.entries().find((e) => e.model.id === id);
-    if (!entry || !entry.available) {
+    if (!entry?.available) {
       throw new ApiError('model_not_found', `model "${id}" does not exist or cannot be called now`, {
         param: 'model',
       });
