@@ -28,7 +28,13 @@ export const usageProjection = defineProjection<UsageState, UsageEvent>({
     const keys = hours[hour] ?? {};
     hours[hour] = keys;
     const key = `${d.model}|${d.modality}`;
-    const totals = keys[key] ?? { requests: 0, failures: 0, input_tokens: 0, output_tokens: 0, latency_ms_total: 0 };
+    const totals = keys[key] ?? {
+      requests: 0,
+      failures: 0,
+      input_tokens: 0,
+      output_tokens: 0,
+      latency_ms_total: 0,
+    };
     keys[key] = totals;
     totals.requests++;
     if (event.type === 'GenerationFailed') totals.failures++;

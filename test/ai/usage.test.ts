@@ -86,7 +86,8 @@ const call = (path: string, body: unknown, auth = token, signal?: AbortSignal) =
     body: JSON.stringify(body),
     signal,
   });
-const admin = async (path: string) =>
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON, checked by the assertions that read it.
+const admin = async (path: string): Promise<any> =>
   (await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${adminKey}` } })).json();
 
 async function usageEvents() {
@@ -107,7 +108,11 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'studio-usage-'));
   await start();
   await call('/v1/studios/create', { name: 'Acme', studio_id: 'acme' }, adminKey);
-  token = (await (await call('/v1/studios/tokens/apply', { studio_id: 'acme' }, adminKey)).json()).user_token;
+  token = (
+    (await (await call('/v1/studios/tokens/apply', { studio_id: 'acme' }, adminKey)).json()) as {
+      user_token: string;
+    }
+  ).user_token;
 });
 afterAll(async () => {
   await gw?.close();
@@ -119,7 +124,7 @@ describe('usage', () => {
     expect((await call('/v1/ai/text', { model: 'dev/echo', prompt: 'one two' })).status).toBe(200);
     const failed = await call('/v1/ai/text', { model: 'test/broken', prompt: 'x' });
     expect(failed.status).toBe(502);
-    expect((await failed.json()).error.code).toBe('upstream_error');
+    expect(((await failed.json()) as { error: { code: string } }).error.code).toBe('upstream_error');
 
     const events = await until(usageEvents, (e) => e.length >= 2);
     const tokenId = (await admin('/v1/studios/tokens/list?studio_id=acme')).items[0].id;
