@@ -19,7 +19,7 @@ function studio(args: string[], env: Record<string, string>) {
   return { child, output: () => output, exited };
 }
 
-async function waitFor(check: () => boolean, what: string, ms = 30_000): Promise<void> {
+async function waitFor(check: () => boolean, what: string, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -27,7 +27,8 @@ async function waitFor(check: () => boolean, what: string, ms = 30_000): Promise
   }
 }
 
-describe('studio CLI on the embedded store', () => {
+// Each step starts a process that opens PGlite (seconds on a loaded 2-core machine).
+describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
   let dataDir: string;
   let server: ChildProcess | undefined;
 
