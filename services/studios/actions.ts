@@ -32,7 +32,7 @@ export function studiosService(gw: GatewayContext) {
   }
 
   const studioRecord = (id: string) => {
-    const record = studios()[id];
+    const record = Object.hasOwn(studios(), id) ? studios()[id] : undefined;
     if (!record) throw new ApiError('not_found', `studio ${id} does not exist`);
     return record;
   };
@@ -161,7 +161,7 @@ export function studiosService(gw: GatewayContext) {
         summary: 'Revoke a user token',
         input: z.strictObject({ token_id: z.string().min(1).max(100) }),
         handler: async ({ token_id }, ctx) => {
-          const token = tokens().byId[token_id];
+          const token = Object.hasOwn(tokens().byId, token_id) ? tokens().byId[token_id] : undefined;
           if (!token) throw new ApiError('not_found', `token ${token_id} does not exist`);
           await run({ type: 'RevokeToken', studioId: token.studio_id, tokenId: token_id }, ctx);
           return { token: tokens().byId[token_id] };

@@ -48,7 +48,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
         req: (req: { id: string; method: string; url: string }) => ({
           id: req.id,
           method: req.method,
-          url: req.url,
+          url: withoutQueryValues(req.url),
         }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
@@ -99,6 +99,18 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
   app.use(errorMiddleware(logger));
   return app;
+}
+
+/** Query values may carry codes or states (OAuth callbacks): logs keep only their names. */
+export function withoutQueryValues(url: string): string {
+  const at = url.indexOf('?');
+  if (at < 0) return url;
+  const names = url
+    .slice(at + 1)
+    .split('&')
+    .filter(Boolean)
+    .map((pair) => `${pair.split('=')[0]}=…`);
+  return `${url.slice(0, at)}?${names.join('&')}`;
 }
 
 async function dispatch(registry: ActionRegistry, req: Request, res: Response): Promise<void> {

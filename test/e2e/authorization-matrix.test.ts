@@ -1,0 +1,274 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../shared/crypto.ts';
+import { type ApiResponse, expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
+
+// Every route of the gateway × every identity of DESIGN.md "Identities", over real HTTP.
+
+type Who = 'guest' | 'user' | 'other' | 'paused' | 'revoked' | 'admin';
+const WHO: readonly Who[] = ['guest', 'user', 'other', 'paused', 'revoked', 'admin'];
+const DESCRIBE: Record<Who, string> = {
+  guest: 'guest (no Authorization)',
+  user: 'user of studio A',
+  other: 'user of another studio (B)',
+  paused: 'user of a paused studio (C)',
+  revoked: 'revoked token of studio A',
+  admin: 'admin',
+};
+
+// The expected status of every cell. Errors carry the code of DESIGN.md section 4:
+// 401 → unauthenticated; 403 → studio_paused for the paused studio's token, else forbidden.
+type Row = readonly [
+  route: string,
+  guest: number,
+  user: number,
+  other: number,
+  paused: number,
+  revoked: number,
+  admin: number,
+];
+// biome-ignore format: a table reads best aligned
+const MATRIX: readonly Row[] = [
+  // route                             guest  user  other  paused  revoked  admin
+  ['GET /v1/studios/list',             401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/create',          401,   403,  403,   403,    401,     201],
+  ['POST /v1/studios/pause',           401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/activate',        401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/remove',          401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/tokens/apply',    401,   403,  403,   403,    401,     201],
+  ['GET /v1/studios/tokens/list',      401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/tokens/revoke',   401,   403,  403,   403,    401,     200],
+  ['GET /v1/env/list',                 401,   403,  403,   403,    401,     200],
+  ['POST /v1/env/upsert',              401,   403,  403,   403,    401,     200],
+  ['POST /v1/env/remove',              401,   403,  403,   403,    401,     200],
+  ['POST /v1/env/import',              401,   403,  403,   403,    401,     200],
+  ['GET /v1/services',                 401,   200,  200,   403,    401,     200],
+  ['GET /v1/audit/events',             401,   403,  403,   403,    401,     200],
+  ['GET /health',                      200,   200,  200,   200,    200,     200],
+  ['GET /v1/ai/models',                401,   200,  200,   403,    401,     200],
+  ['POST /v1/ai/text',                 401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/stream',               401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/chat/completions',     401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/image',                401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/tts',                  401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/asr',                  401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/video',                401,   202,  202,   403,    401,     403],
+  // a job of studio A: another studio's token is told it does not exist
+  ['GET /v1/ai/jobs/get',              401,   200,  404,   403,    401,     200],
+  ['GET /v1/ai/jobs/content',          401,   200,  404,   403,    401,     200],
+  // usage of studio A: another studio's token names a studio that is not its own
+  ['GET /v1/ai/usage',                 401,   200,  403,   403,    401,     200],
+];
+
+/** Cells whose error is not the default of their status. */
+const CODES: Record<string, Partial<Record<Who, string>>> = {
+  'GET /v1/ai/usage': { other: 'studio_mismatch' },
+};
+
+interface Fixture {
+  gw: TestGateway;
+  /** Admin call that must succeed. */
+  admin(method: string, path: string, body?: unknown): Promise<ApiResponse>;
+  studio: Record<'A' | 'B' | 'C', string>;
+  credential: Record<Who, string | undefined>;
+  /** A completed video job of studio A. */
+  jobOfA: string;
+}
+
+/** The studio a call is about: for users their own (or, for "other", studio A); for admin and guest a fresh one. */
+async function subjectStudio(fx: Fixture, who: Who): Promise<string> {
+  switch (who) {
+    case 'user':
+    case 'other':
+    case 'revoked':
+      return fx.studio.A;
+    case 'paused':
+      return fx.studio.C;
+    default: {
+      const res = await fx.admin('POST', '/v1/studios/create', { name: `target for ${who}` });
+      return res.json.id;
+    }
+  }
+}
+
+let keySeq = 0;
+
+/** A valid request for each route: valid enough that admin gets 2xx, so any refusal is about the identity. */
+const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string; body?: unknown }>> = {
+  'GET /v1/studios/list': async () => ({ path: '/v1/studios/list' }),
+  'POST /v1/studios/create': async () => ({ path: '/v1/studios/create', body: { name: 'matrix' } }),
+  'POST /v1/studios/pause': async (fx, who) => ({
+    path: '/v1/studios/pause',
+    body: { studio_id: await subjectStudio(fx, who), reason: 'matrix' },
+  }),
+  'POST /v1/studios/activate': async (fx, who) => ({
+    path: '/v1/studios/activate',
+    body: { studio_id: await subjectStudio(fx, who) },
+  }),
+  'POST /v1/studios/remove': async (fx, who) => ({
+    path: '/v1/studios/remove',
+    body: { studio_id: await subjectStudio(fx, who) },
+  }),
+  'POST /v1/studios/tokens/apply': async (fx, who) => ({
+    path: '/v1/studios/tokens/apply',
+    body: { studio_id: await subjectStudio(fx, who), name: 'matrix' },
+  }),
+  'GET /v1/studios/tokens/list': async (fx, who) => ({
+    path: `/v1/studios/tokens/list?studio_id=${await subjectStudio(fx, who)}`,
+  }),
+  'POST /v1/studios/tokens/revoke': async (fx, who) => {
+    const issued = await fx.admin('POST', '/v1/studios/tokens/apply', {
+      studio_id: await subjectStudio(fx, who),
+    });
+    return { path: '/v1/studios/tokens/revoke', body: { token_id: issued.json.token.id } };
+  },
+  'GET /v1/env/list': async () => ({ path: '/v1/env/list' }),
+  'POST /v1/env/upsert': async () => ({
+    path: '/v1/env/upsert',
+    body: { key: `MATRIX_${++keySeq}`, value: 'x' },
+  }),
+  'POST /v1/env/remove': async (fx) => {
+    const key = `MATRIX_${++keySeq}`;
+    await fx.admin('POST', '/v1/env/upsert', { key, value: 'x' });
+    return { path: '/v1/env/remove', body: { key } };
+  },
+  'POST /v1/env/import': async () => ({
+    path: '/v1/env/import',
+    body: { content: `MATRIX_${++keySeq}=imported\n` },
+  }),
+  'GET /v1/services': async () => ({ path: '/v1/services' }),
+  'GET /v1/audit/events': async () => ({ path: '/v1/audit/events?limit=5' }),
+  'GET /health': async () => ({ path: '/health' }),
+  'GET /v1/ai/models': async () => ({ path: '/v1/ai/models' }),
+  'POST /v1/ai/text': async () => ({ path: '/v1/ai/text', body: { model: 'dev/echo', prompt: 'hi' } }),
+  'POST /v1/ai/stream': async () => ({ path: '/v1/ai/stream', body: { model: 'dev/echo', prompt: 'hi' } }),
+  'POST /v1/ai/chat/completions': async () => ({
+    path: '/v1/ai/chat/completions',
+    body: { model: 'dev/echo', messages: [{ role: 'user', content: 'hi' }] },
+  }),
+  'POST /v1/ai/image': async () => ({ path: '/v1/ai/image', body: { model: 'dev/image', prompt: 'a cat' } }),
+  'POST /v1/ai/tts': async () => ({ path: '/v1/ai/tts', body: { model: 'dev/tts', input: 'hi' } }),
+  'POST /v1/ai/asr': async () => ({
+    path: '/v1/ai/asr',
+    body: { model: 'dev/asr', audio: Buffer.from('RIFF').toString('base64'), mime_type: 'audio/wav' },
+  }),
+  'POST /v1/ai/video': async () => ({ path: '/v1/ai/video', body: { model: 'dev/video', prompt: 'waves' } }),
+  'GET /v1/ai/jobs/get': async (fx) => ({ path: `/v1/ai/jobs/get?id=${fx.jobOfA}` }),
+  'GET /v1/ai/jobs/content': async (fx) => ({ path: `/v1/ai/jobs/content?id=${fx.jobOfA}` }),
+  'GET /v1/ai/usage': async (fx) => ({ path: `/v1/ai/usage?studio_id=${fx.studio.A}` }),
+};
+
+const fx = {} as Fixture;
+
+beforeAll(async () => {
+  const gw = await startTestGateway({ store: 'memory', logLevel: 'silent' });
+  fx.gw = gw;
+  fx.admin = async (method, path, body) => {
+    const res = await gw.api(method, path, { token: gw.adminKey, body });
+    if (res.status >= 300) throw new Error(`fixture: ${method} ${path} → ${res.status} ${res.text}`);
+    return res;
+  };
+  const studio = async (id: string) =>
+    (await fx.admin('POST', '/v1/studios/create', { name: id, studio_id: id })).json.id;
+  const token = async (studioId: string) =>
+    (await fx.admin('POST', '/v1/studios/tokens/apply', { studio_id: studioId })).json;
+  fx.studio = { A: await studio('matrix-a'), B: await studio('matrix-b'), C: await studio('matrix-c') };
+  const user = await token(fx.studio.A);
+  const other = await token(fx.studio.B);
+  const paused = await token(fx.studio.C);
+  const revoked = await token(fx.studio.A);
+  await fx.admin('POST', '/v1/studios/pause', { studio_id: fx.studio.C });
+  await fx.admin('POST', '/v1/studios/tokens/revoke', { token_id: revoked.token.id });
+  fx.credential = {
+    guest: undefined,
+    user: user.user_token,
+    other: other.user_token,
+    paused: paused.user_token,
+    revoked: revoked.user_token,
+    admin: gw.adminKey,
+  };
+  const video = await gw.api('POST', '/v1/ai/video', {
+    token: user.user_token,
+    body: { model: 'dev/video', prompt: 'x' },
+  });
+  fx.jobOfA = video.json.job.id;
+  for (let i = 0; i < 200; i++) {
+    const job = await gw.api('GET', `/v1/ai/jobs/get?id=${fx.jobOfA}`, { token: user.user_token });
+    if (job.json.job.status === 'completed') break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+});
+
+afterAll(async () => {
+  await fx.gw?.close();
+});
+
+it('the matrix covers every route the gateway serves, each once', () => {
+  const routes = MATRIX.map(([route]) => route);
+  expect(new Set(routes).size).toBe(routes.length);
+  expect(Object.keys(REQUESTS).sort()).toEqual([...routes].sort());
+  const served = fx.gw.running.registry
+    .services()
+    .flatMap((s) => s.actions.map((a) => `${a.method} /v1/${s.id}/${a.action}`));
+  expect(served.length).toBeGreaterThan(10);
+  expect([...routes].sort()).toEqual(['GET /health', 'GET /v1/services', ...served].sort());
+});
+
+for (const [route, ...statuses] of MATRIX) {
+  describe(route, () => {
+    WHO.forEach((who, i) => {
+      const status = statuses[i]!;
+      it(`${DESCRIBE[who]} → ${status}`, async () => {
+        const [method, path] = route.split(' ') as [string, string];
+        expect(fx.credential[who] === undefined).toBe(who === 'guest');
+        const request = await REQUESTS[route]!(fx, who);
+        expect(request.path.split('?')[0]).toBe(path);
+        const res = await fx.gw.api(method, request.path, { token: fx.credential[who], body: request.body });
+        if (status < 300) {
+          expect(res.status, res.text).toBe(status);
+          expect(res.headers.get('content-type'), res.text).toMatch(
+            /^(application\/json|text\/event-stream|image\/)/,
+          );
+          expect(res.json?.error).toBeUndefined();
+        } else {
+          const byStatus = status === 401 ? 'unauthenticated' : status === 404 ? 'not_found' : 'forbidden';
+          const code = CODES[route]?.[who] ?? (who === 'paused' ? 'studio_paused' : byStatus);
+          expectApiError(res, status, code);
+        }
+      });
+    });
+  });
+}
+
+describe('refused calls change nothing', () => {
+  it('the fixture studios and tokens are as they were set up', async () => {
+    const studios = (await fx.admin('GET', '/v1/studios/list')).json.items as {
+      id: string;
+      status: string;
+    }[];
+    const status = (id: string) => studios.find((s) => s.id === id)?.status;
+    expect([status(fx.studio.A), status(fx.studio.B), status(fx.studio.C)]).toEqual([
+      'active',
+      'active',
+      'paused',
+    ]);
+    const services = async (who: Who) =>
+      (await fx.gw.api('GET', '/v1/services', { token: fx.credential[who] })).status;
+    expect(await services('user')).toBe(200);
+    expect(await services('other')).toBe(200);
+    expect(await services('paused')).toBe(403);
+    // Only the admin and the two live users acted (the gateway records their usage); refused callers left no trace.
+    const events = (await fx.admin('GET', '/v1/audit/events?limit=1000')).json.items as { actor: string }[];
+    expect(events.length).toBeGreaterThan(0);
+    const tokenId = async (token: string | undefined) =>
+      (await fx.admin('GET', '/v1/audit/events?type=TokenIssued&limit=1000')).json.items.find(
+        (e: { data: { tokenHash: string } }) => e.data.tokenHash === sha256Hex(token ?? ''),
+      )?.data.tokenId;
+    const allowed = new Set([
+      'admin',
+      'gateway',
+      `token:${await tokenId(fx.credential.user)}`,
+      `token:${await tokenId(fx.credential.other)}`,
+    ]);
+    for (const event of events) expect(allowed, event.actor).toContain(event.actor);
+  });
+});
