@@ -53,11 +53,15 @@ export function toApiError(error: unknown): ApiError | undefined {
         return new ApiError('invalid_json', 'the request body was incomplete');
     }
   }
-  if (error instanceof URIError) return new ApiError('validation_failed', 'the URL is not valid percent-encoding');
+  if (error instanceof URIError)
+    return new ApiError('validation_failed', 'the URL is not valid percent-encoding');
   // Anything else that says it is the client's fault (e.g. a body whose Content-Encoding lies).
   const status = (error as { status?: unknown } | null)?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new ApiError('invalid_json', 'the request body could not be read (check Content-Encoding and Content-Type)');
+    return new ApiError(
+      'invalid_json',
+      'the request body could not be read (check Content-Encoding and Content-Type)',
+    );
   }
   return undefined;
 }

@@ -207,13 +207,16 @@ describe('requests that cannot be decoded → 400', () => {
     expectApiError(await admin('GET', '/v1/%E0%A4%A/x'), 400, 'validation_failed');
   });
 
-  it.each(['gzip', 'deflate', 'br'])('a body that claims Content-Encoding %s but is plain', async (encoding) => {
-    const res = await admin('POST', '/v1/studios/create', {
-      rawBody: '{"name":"Encoded"}',
-      headers: { 'content-encoding': encoding },
-    });
-    expectApiError(res, 400, 'invalid_json');
-  });
+  it.each(['gzip', 'deflate', 'br'])(
+    'a body that claims Content-Encoding %s but is plain',
+    async (encoding) => {
+      const res = await admin('POST', '/v1/studios/create', {
+        rawBody: '{"name":"Encoded"}',
+        headers: { 'content-encoding': encoding },
+      });
+      expectApiError(res, 400, 'invalid_json');
+    },
+  );
 });
 
 describe('malformed Authorization → 401 unauthenticated', () => {
