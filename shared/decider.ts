@@ -26,6 +26,48 @@ export interface CommandResult<Event extends DomainEvent, State> {
 
 const MAX_ATTEMPTS = 5;
 
+/** A stream's folded state and the revision it reflects (-1: no events). */
+export interface Snapshot<State> {
+  state: State;
+  revision: number;
+}
+
+/**
+ * Remembers aggregates between commands so a long stream (a session) is not re-read from its start
+ * for every command: only the events after the remembered revision are read and folded.
+ */
+export class AggregateCache<State> {
+  #items = new Map<string, Snapshot<State>>();
+
+  constructor(private readonly maxStreams = 10_000) {}
+
+  get(streamId: string): Snapshot<State> | undefined {
+    return this.#items.get(streamId);
+  }
+
+  set(streamId: string, snapshot: Snapshot<State>): void {
+    this.#items.delete(streamId);
+    this.#items.set(streamId, snapshot);
+    if (this.#items.size > this.maxStreams) this.#items.delete(this.#items.keys().next().value!);
+  }
+}
+
+/** Folds a stream's events (after a known snapshot, when there is one) into its current state. */
+export async function loadAggregate<Command, Event extends DomainEvent, State>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<Command, Event, State>,
+  from?: Snapshot<State>,
+): Promise<Snapshot<State>> {
+  const after = from?.revision ?? -1;
+  const events = (await store.readStream(streamId, { after })) as StoredEvent<Event['type'], Event['data']>[];
+  const state = events.reduce(
+    (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
+    from?.state ?? decider.initialState(),
+  );
+  return { state, revision: events.at(-1)?.revision ?? after };
+}
+
 /**
  * Loads the stream, decides, appends with the revision it read; on a concurrent write it reloads and
  * decides again, so a command is decided against the state it is appended after.
@@ -36,14 +78,11 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
   decider: Decider<Command, Event, State>,
   command: Command,
   metadata: EventMetadata,
+  cache?: AggregateCache<State>,
 ): Promise<CommandResult<Event, State>> {
   for (let attempt = 1; ; attempt++) {
-    const history = (await store.readStream(streamId)) as StoredEvent<Event['type'], Event['data']>[];
-    const revision = history.length - 1;
-    const state = history.reduce(
-      (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
-      decider.initialState(),
-    );
+    const { state, revision } = await loadAggregate(store, streamId, decider, cache?.get(streamId));
+    cache?.set(streamId, { state, revision });
     const events = decider.decide(command, state);
     if (events.length === 0) return { state, events, position: undefined };
     try {
@@ -52,7 +91,9 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
         expected: revision < 0 ? 'no_stream' : revision,
         metadata,
       });
-      return { state: events.reduce(decider.evolve, state), events, position: result.position };
+      const next = events.reduce(decider.evolve, state);
+      cache?.set(streamId, { state: next, revision: result.nextExpectedRevision });
+      return { state: next, events, position: result.position };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
     }
