@@ -27,11 +27,17 @@ function configWith(overrides: Record<string, string | undefined>): StudioConfig
 
 program
   .command('start')
-  .description('start Studio on this machine (the gateway; the agent runtime joins it in a later release)')
+  .description('start Studio on this machine: the gateway and the agent runtime in one process')
   .option('--port <port>', 'gateway port (STUDIO_GATEWAY_PORT, default 8600)', port)
   .option('--host <host>', 'gateway host (STUDIO_GATEWAY_HOST, default 127.0.0.1)')
-  .action(async (opts: { port?: string; host?: string }) => {
-    await startCommand(configWith({ STUDIO_GATEWAY_PORT: opts.port, STUDIO_GATEWAY_HOST: opts.host }));
+  .option('--runtime-port <port>', 'runtime port (STUDIO_RUNTIME_PORT, default 8601)', port)
+  .action(async (opts: { port?: string; host?: string; runtimePort?: string }) => {
+    const config = configWith({
+      STUDIO_GATEWAY_PORT: opts.port,
+      STUDIO_GATEWAY_HOST: opts.host,
+      STUDIO_RUNTIME_PORT: opts.runtimePort,
+    });
+    await startCommand(config, { gateway: true, runtime: true });
   });
 
 const gateway = program.command('gateway').description('the gateway alone');
@@ -41,7 +47,22 @@ gateway
   .option('--port <port>', 'port (STUDIO_GATEWAY_PORT, default 8600)', port)
   .option('--host <host>', 'host (STUDIO_GATEWAY_HOST, default 127.0.0.1)')
   .action(async (opts: { port?: string; host?: string }) => {
-    await startCommand(configWith({ STUDIO_GATEWAY_PORT: opts.port, STUDIO_GATEWAY_HOST: opts.host }));
+    const config = configWith({ STUDIO_GATEWAY_PORT: opts.port, STUDIO_GATEWAY_HOST: opts.host });
+    await startCommand(config, { gateway: true, runtime: false });
+  });
+
+const agent = program.command('agent').description('the local agent runtime alone');
+agent
+  .command('start')
+  .description('start the agent runtime (STUDIO_GATEWAY_URL and STUDIO_TOKEN say which gateway and studio)')
+  .option('--port <port>', 'port (STUDIO_RUNTIME_PORT, default 8601)', port)
+  .option(
+    '--host <host>',
+    'host (STUDIO_RUNTIME_HOST, default 127.0.0.1; beyond loopback needs STUDIO_RUNTIME_TOKEN)',
+  )
+  .action(async (opts: { port?: string; host?: string }) => {
+    const config = configWith({ STUDIO_RUNTIME_PORT: opts.port, STUDIO_RUNTIME_HOST: opts.host });
+    await startCommand(config, { gateway: false, runtime: true });
   });
 
 const projections = program.command('projections').description('read models built from the log');

@@ -27,6 +27,14 @@ const EnvSchema = z.object({
   STUDIO_PUBLIC_URL: optionalString,
   STUDIO_GATEWAY_URL: optionalString,
   STUDIO_TOKEN: optionalString,
+  STUDIO_RUNTIME_TOKEN: z.preprocess(
+    blankToUndefined,
+    z.string().min(16, 'STUDIO_RUNTIME_TOKEN must be at least 16 characters').optional(),
+  ),
+  STUDIO_AGENT_MODEL: z.preprocess(blankToUndefined, z.string().default('dev/echo')),
+  STUDIO_WORKSPACE: optionalString,
+  STUDIO_MCP_CONFIG: optionalString,
+  STUDIO_PLUGINS_DISABLED: optionalString,
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -62,6 +70,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     publicUrl: e.STUDIO_PUBLIC_URL,
     gatewayUrl: e.STUDIO_GATEWAY_URL,
     studioToken: e.STUDIO_TOKEN,
+    runtimeToken: e.STUDIO_RUNTIME_TOKEN,
+    agentModel: e.STUDIO_AGENT_MODEL,
+    workspace: resolve(e.STUDIO_WORKSPACE ?? `${e.STUDIO_DATA_DIR}/workspace`),
+    mcpConfig: resolve(e.STUDIO_MCP_CONFIG ?? `${e.STUDIO_DATA_DIR}/mcp.json`),
+    pluginsDisabled: (e.STUDIO_PLUGINS_DISABLED ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -25,9 +25,8 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** The gateway's HTTP shell: request ids, logs, JSON bodies, identities, the action registry, errors. */
-export function createHttpApp(options: HttpAppOptions): Express {
-  const { registry, authenticator, logger } = options;
+/** What every Studio HTTP server starts with: request ids and request logs that carry no secrets. */
+export function baseApp(logger: Logger): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -55,6 +54,13 @@ export function createHttpApp(options: HttpAppOptions): Express {
       customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
     }),
   );
+  return app;
+}
+
+/** The gateway's HTTP shell: request ids, logs, JSON bodies, identities, the action registry, errors. */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const { registry, authenticator, logger } = options;
+  const app = baseApp(logger);
 
   app.get('/health', async (_req, res, next) => {
     try {
@@ -164,7 +170,7 @@ async function dispatch(registry: ActionRegistry, req: Request, res: Response): 
 
 const jsonParsers = new Map<number, ReturnType<typeof express.json>>();
 
-function readJsonBody(req: Request, res: Response, limit: number): Promise<void> {
+export function readJsonBody(req: Request, res: Response, limit: number): Promise<void> {
   let parser = jsonParsers.get(limit);
   if (!parser) {
     parser = express.json({ limit, type: ['application/json', 'application/*+json'] });

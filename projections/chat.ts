@@ -1,0 +1,58 @@
+import type { ChatEvent } from '../services/runtime/plugins/chat/events.ts';
+import { CHAT_EVENT_TYPES } from '../services/runtime/plugins/chat/events.ts';
+import { defineProjection } from './projection.ts';
+
+export interface ConversationRecord {
+  id: string;
+  platform: string;
+  channel: string;
+  messages: number;
+  replies: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChatState {
+  conversations: Record<string, ConversationRecord>;
+  /** `<platform>:<channel>` → conversation id. */
+  byChannel: Record<string, string>;
+}
+
+export const channelKey = (platform: string, channel: string) => `${platform}:${channel}`;
+
+export const chatProjection = defineProjection<ChatState, ChatEvent>({
+  name: 'chat',
+  version: 1,
+  handles: CHAT_EVENT_TYPES,
+  initialState: () => ({ conversations: {}, byChannel: {} }),
+  apply(state, event) {
+    const { conversationId } = event.data;
+    switch (event.type) {
+      case 'ConversationOpened':
+        state.conversations[conversationId] = {
+          id: conversationId,
+          platform: event.data.platform,
+          channel: event.data.channel,
+          messages: 0,
+          replies: 0,
+          created_at: event.createdAt,
+          updated_at: event.createdAt,
+        };
+        state.byChannel[channelKey(event.data.platform, event.data.channel)] = conversationId;
+        return;
+      case 'MessageReceived':
+      case 'ReplyDelivered': {
+        const conversation = state.conversations[conversationId];
+        if (!conversation) return;
+        conversation.updated_at = event.createdAt;
+        if (event.type === 'MessageReceived') conversation.messages++;
+        else if (event.data.status === 'delivered') conversation.replies++;
+        return;
+      }
+      default: {
+        const unknown: never = event;
+        throw new Error(`unhandled ${JSON.stringify(unknown)}`);
+      }
+    }
+  },
+});

@@ -1,0 +1,127 @@
+import type { Part, SessionEvent, SessionKind } from '../services/sessions/session.ts';
+import { SESSION_EVENT_TYPES } from '../services/sessions/session.ts';
+import { defineProjection } from './projection.ts';
+
+export interface SessionRecord {
+  id: string;
+  title: string;
+  model: string;
+  system: string;
+  kind: SessionKind;
+  chat_id: string | null;
+  status: 'idle' | 'busy';
+  parent_id: string | null;
+  forked_from: { session_id: string; revision: number } | null;
+  created_at: string;
+  updated_at: string;
+  /** The revision of the session's stream this record reflects. */
+  revision: number;
+}
+
+export interface MessageView {
+  id: string;
+  role: 'user' | 'assistant';
+  turn_id: string;
+  parts: Part[];
+  finish_reason: string | null;
+  completed: boolean;
+  created_at: string;
+}
+
+export interface SessionView {
+  session: SessionRecord;
+  messages: MessageView[];
+  /** Turns not ended yet, oldest first; the first is running when `running` says so. */
+  pending: string[];
+  running: string | null;
+}
+
+export type SessionsState = Record<string, SessionView>;
+
+export const sessionsProjection = defineProjection<SessionsState, SessionEvent>({
+  name: 'sessions',
+  version: 1,
+  handles: SESSION_EVENT_TYPES,
+  initialState: () => ({}),
+  apply(state, event) {
+    const id = event.streamId.slice('session-'.length);
+    if (event.type === 'SessionCreated' || event.type === 'SessionForked') {
+      const source = event.type === 'SessionForked' ? state[event.data.fromSessionId] : undefined;
+      const d = event.type === 'SessionCreated' ? event.data : undefined;
+      state[id] = {
+        session: {
+          id,
+          title: d?.title ?? source?.session.title ?? '',
+          model: d?.model ?? source?.session.model ?? '',
+          system: d?.system ?? source?.session.system ?? '',
+          kind: d?.kind ?? source?.session.kind ?? 'sdk',
+          chat_id: d?.chatId ?? null,
+          status: 'idle',
+          parent_id: event.type === 'SessionForked' ? event.data.fromSessionId : null,
+          forked_from:
+            event.type === 'SessionForked'
+              ? { session_id: event.data.fromSessionId, revision: event.data.atRevision }
+              : null,
+          created_at: event.createdAt,
+          updated_at: event.createdAt,
+          revision: event.revision,
+        },
+        messages: [],
+        pending: [],
+        running: null,
+      };
+      return;
+    }
+    const view = state[id];
+    if (!view) return;
+    view.session.updated_at = event.createdAt;
+    view.session.revision = event.revision;
+    const message = (messageId: string) => view.messages.find((m) => m.id === messageId);
+    switch (event.type) {
+      case 'SystemUpdated':
+        Object.assign(view.session, event.data);
+        break;
+      case 'TurnQueued':
+        view.pending.push(event.data.turnId);
+        break;
+      case 'TurnStarted':
+        view.running = event.data.turnId;
+        break;
+      case 'MessageCreated':
+        view.messages.push({
+          id: event.data.messageId,
+          role: event.data.role,
+          turn_id: event.data.turnId,
+          parts: [],
+          finish_reason: null,
+          completed: false,
+          created_at: event.createdAt,
+        });
+        break;
+      case 'PartUpdated': {
+        const m = message(event.data.messageId);
+        if (!m) break;
+        const at = m.parts.findIndex((p) => p.id === event.data.part.id);
+        if (at < 0) m.parts.push(event.data.part);
+        else m.parts[at] = event.data.part;
+        break;
+      }
+      case 'MessageCompleted': {
+        const m = message(event.data.messageId);
+        if (m) Object.assign(m, { completed: true, finish_reason: event.data.finishReason });
+        break;
+      }
+      case 'TurnCompleted':
+      case 'TurnFailed':
+      case 'TurnCancelled':
+        view.pending = view.pending.filter((t) => t !== event.data.turnId);
+        if (view.running === event.data.turnId) view.running = null;
+        break;
+      default: {
+        const unknown: never = event;
+        throw new Error(`unhandled ${JSON.stringify(unknown)}`);
+      }
+    }
+    view.session.status = view.pending.length > 0 || view.running !== null ? 'busy' : 'idle';
+  },
+});

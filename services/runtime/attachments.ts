@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { z } from 'zod';
+import { ApiError } from '../../shared/errors.ts';
+import type { TurnAttachment } from '../sessions/session.ts';
+
+export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+
+/** Seed 2.6: an attachment given inline. */
+export const AttachmentSchema = z.strictObject({
+  type: z.string().min(1).max(50),
+  fileName: z.string().min(1).max(255),
+  contentType: z.string().min(1).max(200),
+  content: z.string(),
+});
+export type Attachment = z.infer<typeof AttachmentSchema>;
+
+/** A name safe to put in a path: no folders, no traversal, no control characters. */
+export function safeFileName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  // Anything but letters, digits, dot, dash, underscore and space (control characters included) becomes `_`.
+  const cleaned = base
+    .replace(/[^A-Za-z0-9._ -]/g, '_')
+    .replace(/^\.+/, '')
+    .trim()
+    .slice(0, 120);
+  return cleaned || 'file';
+}
+
+function escapeAttribute(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+}
+
+/**
+ * Writes each attachment under `attachments/<session>/<uuid>-<safe name>` in the workspace and
+ * returns the file tags to place before the instruction, plus what the turn records.
+ */
+export async function materialize(
+  workspace: string,
+  sessionId: string,
+  attachments: readonly Attachment[],
+): Promise<{ tags: string; files: TurnAttachment[] }> {
+  for (const [index, a] of attachments.entries()) {
+    if (a.fileName.split(/[\\/]/).includes('..') || a.fileName.startsWith('/')) {
+      throw new ApiError('validation_failed', `attachment ${index}: the file name must not be a path`, {
+        param: `attachments.${index}.fileName`,
+      });
+    }
+    if (Buffer.byteLength(a.content) > MAX_ATTACHMENT_BYTES) {
+      throw new ApiError('payload_too_large', `attachment ${a.fileName} is larger than 5 MiB`);
+    }
+  }
+  if (attachments.length === 0) return { tags: '', files: [] };
+  const dir = join(workspace, 'attachments', safeFileName(sessionId));
+  await mkdir(dir, { recursive: true });
+  const tags: string[] = [];
+  const files: TurnAttachment[] = [];
+  for (const a of attachments) {
+    const name = safeFileName(a.fileName);
+    const path = join(dir, `${randomUUID()}-${name}`);
+    await writeFile(path, a.content, 'utf8');
+    const relativePath = relative(workspace, path);
+    files.push({ name, path: relativePath, mime_type: a.contentType });
+    tags.push(
+      `<file name="${escapeAttribute(name)}" path="${escapeAttribute(relativePath)}" type="${escapeAttribute(a.contentType)}">${a.content}</file>`,
+    );
+  }
+  return { tags: tags.join('\n'), files };
+}

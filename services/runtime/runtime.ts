@@ -1,0 +1,149 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { chatProjection } from '../../projections/chat.ts';
+import type { CheckpointStore } from '../../projections/checkpoints.ts';
+import { ProjectionRunner } from '../../projections/runner.ts';
+import { sessionsProjection } from '../../projections/sessions.ts';
+import { ConfigError, type StudioConfig } from '../../shared/config.ts';
+import { lockDataDir } from '../../shared/data-dir-lock.ts';
+import { ApiError } from '../../shared/errors.ts';
+import { openStore } from '../../shared/event-store/open.ts';
+import type { EventStore } from '../../shared/event-store/types.ts';
+import { baseApp } from '../../shared/http/app.ts';
+import { errorMiddleware, sendError } from '../../shared/http/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { SessionService } from '../sessions/service.ts';
+import { agentTurnRunner } from './agent/turn.ts';
+import { EffectDispatcher } from './effects.ts';
+import { GatewayClient } from './gateway-client.ts';
+import { LiveBus } from './live.ts';
+import { chatPlugin } from './plugins/chat/index.ts';
+import { filesPlugin } from './plugins/files/index.ts';
+import { PluginManager } from './plugins/manager.ts';
+import type { Plugin } from './plugins/types.ts';
+import { mountRuntimeRoutes } from './routes.ts';
+
+/** The read models the runtime keeps in memory. */
+export const RUNTIME_PROJECTIONS = [sessionsProjection, chatProjection];
+
+export interface RuntimeOptions {
+  config: StudioConfig;
+  logger: Logger;
+  /** Which gateway the agent calls, and as whom (a user token of one studio). */
+  gatewayUrl: string;
+  token: string;
+  /** The log to use; by default the runtime opens its own (embedded: `<data dir>/runtime`). */
+  store?: { events: EventStore; checkpoints: CheckpointStore };
+  processEnv?: NodeJS.ProcessEnv;
+  /** More plugins (tests, extensions). */
+  plugins?: Plugin[];
+}
+
+export interface RunningRuntime {
+  url: string;
+  sessions: SessionService;
+  plugins: PluginManager;
+  live: LiveBus;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export async function startRuntime(options: RuntimeOptions): Promise<RunningRuntime> {
+  const { config, logger } = options;
+  const { host, port } = config.runtime;
+  if (!LOOPBACK.has(host) && !config.runtimeToken) {
+    throw new ConfigError(
+      `refusing to bind the runtime to ${host} without STUDIO_RUNTIME_TOKEN: beyond loopback every /api route needs a token`,
+    );
+  }
+  const env = options.processEnv ?? process.env;
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse())
+      await fn().catch((error) => logger.warn({ err: error }, 'runtime cleanup failed'));
+  };
+
+  try {
+    let store = options.store;
+    if (!store) {
+      const dataDir = join(config.dataDir, 'runtime');
+      if (config.eventStore === 'pglite') {
+        const lock = await lockDataDir(dataDir);
+        cleanups.push(() => lock.release());
+      }
+      const opened = await openStore({ kind: config.eventStore, dataDir, databaseUrl: config.databaseUrl });
+      cleanups.push(() => opened.close());
+      store = opened;
+    }
+    const projections = new ProjectionRunner(store.events, store.checkpoints, RUNTIME_PROJECTIONS, logger);
+    await projections.start();
+    cleanups.push(() => projections.stop());
+
+    const live = new LiveBus();
+    const plugins = new PluginManager({
+      workspace: config.workspace,
+      env: (key) => env[key] || undefined,
+      logger,
+      disabled: config.pluginsDisabled,
+    });
+    const gateway = new GatewayClient(options.gatewayUrl, options.token);
+    let sessions: SessionService;
+    const chat = chatPlugin({
+      events: store.events,
+      projections,
+      sessions: () => sessions,
+      model: config.agentModel,
+    });
+    sessions = new SessionService({
+      events: store.events,
+      projections,
+      logger,
+      runTurn: agentTurnRunner({ gateway, plugins, sessions: () => sessions, live }),
+    });
+    for (const plugin of [filesPlugin, chat.plugin, ...(options.plugins ?? [])]) plugins.register(plugin);
+    await plugins.startAll();
+    cleanups.push(() => plugins.stopAll());
+    cleanups.push(() => sessions.close());
+
+    const effects = new EffectDispatcher(store.events, store.checkpoints, plugins, logger);
+    await effects.start();
+    cleanups.push(() => effects.stop());
+
+    const app = baseApp(logger);
+    mountRuntimeRoutes(app, {
+      plugins,
+      sessions,
+      workspace: config.workspace,
+      model: config.agentModel,
+      runtimeToken: config.runtimeToken,
+      chat,
+      status: () => ({
+        gateway: options.gatewayUrl,
+        model: config.agentModel,
+        sessions: sessions.list().length,
+      }),
+    });
+    app.use((req, res) => sendError(res, new ApiError('not_found', `no route ${req.method} ${req.path}`)));
+    app.use(errorMiddleware(logger));
+
+    const server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(s)));
+    });
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
+    await sessions.resume();
+    const address = server.address() as AddressInfo;
+    const displayHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return { url: `http://${displayHost}:${address.port}`, sessions, plugins, live, close: cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}

@@ -1,0 +1,296 @@
+import { randomBytes } from 'node:crypto';
+import type { ProjectionRunner } from '../../projections/runner.ts';
+import { type SessionView, sessionsProjection } from '../../projections/sessions.ts';
+import { AggregateCache, handleCommand, loadAggregate } from '../../shared/decider.ts';
+import { ApiError } from '../../shared/errors.ts';
+import type { EventMetadata, EventStore } from '../../shared/event-store/types.ts';
+import type { Logger } from '../../shared/logger.ts';
+import {
+  type SessionCommand,
+  type SessionKind,
+  type SessionState,
+  sessionDecider,
+  sessionStreamId,
+  type TurnAttachment,
+} from './session.ts';
+
+export const newSessionId = () => `ses_${randomBytes(12).toString('base64url')}`;
+export const newTurnId = () => `turn_${randomBytes(12).toString('base64url')}`;
+
+export interface Turn {
+  sessionId: string;
+  turnId: string;
+  text: string;
+  attachments: TurnAttachment[];
+}
+
+export type TurnOutcome =
+  | { status: 'completed'; turnId: string }
+  | { status: 'failed'; turnId: string; error: string }
+  | { status: 'cancelled'; turnId: string; reason: string };
+
+/** Runs one turn's work (the agent loop); records what happens through `record`. */
+export type TurnRunner = (
+  turn: Turn,
+  ctx: { signal: AbortSignal; record: (command: SessionCommand) => Promise<void> },
+) => Promise<void>;
+
+export interface SessionServiceOptions {
+  events: EventStore;
+  projections: ProjectionRunner;
+  runTurn: TurnRunner;
+  logger: Logger;
+  /** Most turns a session may have waiting (429 beyond). */
+  maxQueue?: number;
+}
+
+/**
+ * The command side of sessions: create, enqueue turns, run them one at a time per session, in order.
+ * Commands of one session go through one lock, so concurrent callers queue instead of racing.
+ */
+export class SessionService {
+  readonly #cache = new AggregateCache<SessionState>();
+  readonly #locks = new Map<string, Promise<unknown>>();
+  readonly #waiters = new Map<string, (outcome: TurnOutcome) => void>();
+  readonly #draining = new Set<string>();
+  readonly #running = new Map<string, AbortController>();
+  #closed = false;
+
+  constructor(private readonly options: SessionServiceOptions) {}
+
+  get(sessionId: string): SessionView | undefined {
+    return this.options.projections.state(sessionsProjection)[sessionId];
+  }
+
+  list(): SessionView[] {
+    return Object.values(this.options.projections.state(sessionsProjection));
+  }
+
+  require(sessionId: string): SessionView {
+    const view = this.get(sessionId);
+    if (!view) throw new ApiError('not_found', `session ${sessionId} does not exist`, { param: 'sessionId' });
+    return view;
+  }
+
+  /** Runs a command on a session under its lock and waits until the read model shows it. */
+  record(sessionId: string, command: SessionCommand, metadata: EventMetadata = { actor: 'runtime' }) {
+    return this.#locked(sessionId, async () => {
+      const result = await handleCommand(
+        this.options.events,
+        sessionStreamId(sessionId),
+        sessionDecider,
+        command,
+        metadata,
+        this.#cache,
+      );
+      if (result.position !== undefined) await this.options.projections.waitFor(result.position);
+      return result;
+    });
+  }
+
+  #locked<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(sessionId) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const settled = run.catch(() => undefined);
+    this.#locks.set(sessionId, settled);
+    void settled.then(() => {
+      if (this.#locks.get(sessionId) === settled) this.#locks.delete(sessionId);
+    });
+    return run;
+  }
+
+  async create(input: {
+    sessionId?: string;
+    kind: SessionKind;
+    title: string;
+    model: string;
+    system: string;
+    chatId?: string | null;
+    metadata?: EventMetadata;
+  }): Promise<SessionView> {
+    const sessionId = input.sessionId ?? newSessionId();
+    await this.record(
+      sessionId,
+      {
+        type: 'CreateSession',
+        sessionId,
+        title: input.title,
+        model: input.model,
+        system: input.system,
+        kind: input.kind,
+        chatId: input.chatId ?? null,
+      },
+      input.metadata,
+    );
+    return this.require(sessionId);
+  }
+
+  /** Queues a turn; it runs after every turn queued before it. `done` settles when it ends. */
+  async enqueue(
+    sessionId: string,
+    input: {
+      text: string;
+      attachments?: TurnAttachment[];
+      source: string;
+      turnId?: string;
+      metadata?: EventMetadata;
+    },
+  ): Promise<{ turnId: string; queuePosition: number; done: Promise<TurnOutcome> }> {
+    if (this.#closed) throw new ApiError('conflict', 'the runtime is stopping');
+    this.require(sessionId);
+    const turnId = input.turnId ?? newTurnId();
+    const done = new Promise<TurnOutcome>((resolve) => this.#waiters.set(turnId, resolve));
+    const max = this.options.maxQueue ?? 100;
+    const result = await this.#locked(sessionId, async () => {
+      const current = await this.#state(sessionId);
+      const waiting = current.queue.length + (current.running ? 1 : 0);
+      if (waiting >= max) {
+        throw new ApiError('rate_limited', `session ${sessionId} already has ${waiting} turns waiting`, {
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      const r = await handleCommand(
+        this.options.events,
+        sessionStreamId(sessionId),
+        sessionDecider,
+        {
+          type: 'QueueTurn',
+          turnId,
+          text: input.text,
+          attachments: input.attachments ?? [],
+          source: input.source,
+        },
+        input.metadata ?? { actor: 'runtime' },
+        this.#cache,
+      );
+      if (r.position !== undefined) await this.options.projections.waitFor(r.position);
+      return r;
+    }).catch((error) => {
+      this.#waiters.delete(turnId);
+      throw error;
+    });
+    const queuePosition = result.state.queue.indexOf(turnId) + 1 + (result.state.running ? 1 : 0);
+    void this.#drain(sessionId);
+    return { turnId, queuePosition, done };
+  }
+
+  /** The session's decision state, from the cache plus whatever was appended since. */
+  async #state(sessionId: string): Promise<SessionState> {
+    const streamId = sessionStreamId(sessionId);
+    const snapshot = await loadAggregate(
+      this.options.events,
+      streamId,
+      sessionDecider,
+      this.#cache.get(streamId),
+    );
+    this.#cache.set(streamId, snapshot);
+    return snapshot.state;
+  }
+
+  /** Cancels the running turn of a session (its pending tool calls end as errors). */
+  cancel(sessionId: string): boolean {
+    const controller = this.#running.get(sessionId);
+    controller?.abort(new Error('cancelled'));
+    return controller !== undefined;
+  }
+
+  async #drain(sessionId: string): Promise<void> {
+    if (this.#draining.has(sessionId)) return;
+    this.#draining.add(sessionId);
+    try {
+      for (;;) {
+        if (this.#closed) return;
+        const state = await this.#locked(sessionId, () => this.#state(sessionId));
+        const turnId = state.queue[0];
+        if (!turnId || state.running) return;
+        await this.#runOne(sessionId, turnId);
+      }
+    } finally {
+      this.#draining.delete(sessionId);
+    }
+  }
+
+  async #runOne(sessionId: string, turnId: string): Promise<void> {
+    const view = this.require(sessionId);
+    const queued = await this.#turnInput(sessionId, turnId);
+    await this.record(sessionId, { type: 'StartTurn', turnId });
+    const controller = new AbortController();
+    this.#running.set(sessionId, controller);
+    let outcome: TurnOutcome;
+    try {
+      await this.options.runTurn(
+        { sessionId: view.session.id, turnId, text: queued.text, attachments: queued.attachments },
+        {
+          signal: controller.signal,
+          record: async (command) => void (await this.record(sessionId, command)),
+        },
+      );
+      await this.record(sessionId, { type: 'CompleteTurn', turnId });
+      outcome = { status: 'completed', turnId };
+    } catch (error) {
+      const cancelled = controller.signal.aborted;
+      const message = error instanceof Error ? error.message : String(error);
+      outcome = cancelled
+        ? { status: 'cancelled', turnId, reason: this.#closed ? 'the runtime stopped' : 'cancelled' }
+        : { status: 'failed', turnId, error: message };
+      try {
+        await this.record(
+          sessionId,
+          cancelled
+            ? {
+                type: 'CancelTurn',
+                turnId,
+                reason: outcome.status === 'cancelled' ? outcome.reason : message,
+              }
+            : { type: 'FailTurn', turnId, error: message },
+        );
+      } catch (recordError) {
+        this.options.logger.error(
+          { err: recordError, sessionId, turnId },
+          'could not record the end of a turn',
+        );
+      }
+      if (!cancelled) this.options.logger.warn({ err: error, sessionId, turnId }, 'turn failed');
+    } finally {
+      this.#running.delete(sessionId);
+    }
+    this.#waiters.get(turnId)?.(outcome);
+    this.#waiters.delete(turnId);
+  }
+
+  async #turnInput(
+    sessionId: string,
+    turnId: string,
+  ): Promise<{ text: string; attachments: TurnAttachment[] }> {
+    const events = await this.options.events.readStream(sessionStreamId(sessionId));
+    const queued = events.find(
+      (e) => e.type === 'TurnQueued' && (e.data as { turnId: string }).turnId === turnId,
+    );
+    if (!queued) throw new Error(`turn ${turnId} was never queued`);
+    const data = queued.data as { text: string; attachments: TurnAttachment[] };
+    return { text: data.text, attachments: data.attachments };
+  }
+
+  /**
+   * After a restart: a turn that was running when the process died is failed (its tool calls end as
+   * errors), and queued turns run again in order.
+   */
+  async resume(): Promise<void> {
+    for (const view of Object.values(this.options.projections.state(sessionsProjection))) {
+      if (view.running) {
+        await this.record(view.session.id, {
+          type: 'FailTurn',
+          turnId: view.running,
+          error: 'the runtime restarted during this turn',
+        });
+      }
+      if (view.pending.length > 0) void this.#drain(view.session.id);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const controller of this.#running.values()) controller.abort(new Error('the runtime stopped'));
+    await Promise.allSettled([...this.#locks.values()]);
+  }
+}

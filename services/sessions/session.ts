@@ -1,0 +1,282 @@
+import type { Decider } from '../../shared/decider.ts';
+import { DomainError } from '../../shared/errors.ts';
+
+/** Every session is one stream, `session-<id>`: what a client sees of it is a projection of that stream. */
+export const sessionStreamId = (sessionId: string) => `session-${sessionId}`;
+
+export type ToolState = 'pending' | 'running' | 'completed' | 'error';
+
+/** A message is made of parts (OpenCode's model): text, files, tool calls, reasoning. */
+export type Part =
+  | { id: string; type: 'text'; text: string }
+  | { id: string; type: 'reasoning'; text: string }
+  | { id: string; type: 'file'; name: string; path: string; mime_type: string }
+  | {
+      id: string;
+      type: 'tool';
+      call_id: string;
+      tool: string;
+      state: ToolState;
+      input: unknown;
+      output?: unknown;
+      error?: string;
+    };
+
+export type SessionKind = 'api' | 'dashboard' | 'chat' | 'sdk';
+export type MessageRole = 'user' | 'assistant';
+
+export interface TurnAttachment {
+  name: string;
+  path: string;
+  mime_type: string;
+}
+
+export type SessionEvent =
+  | {
+      type: 'SessionCreated';
+      data: {
+        sessionId: string;
+        title: string;
+        model: string;
+        system: string;
+        kind: SessionKind;
+        chatId: string | null;
+      };
+    }
+  | { type: 'SessionForked'; data: { sessionId: string; fromSessionId: string; atRevision: number } }
+  | { type: 'SystemUpdated'; data: { system?: string; model?: string; title?: string } }
+  | {
+      type: 'TurnQueued';
+      data: { turnId: string; text: string; attachments: TurnAttachment[]; source: string };
+    }
+  | { type: 'TurnStarted'; data: { turnId: string } }
+  | { type: 'MessageCreated'; data: { messageId: string; turnId: string; role: MessageRole } }
+  | { type: 'PartUpdated'; data: { messageId: string; part: Part } }
+  | {
+      type: 'MessageCompleted';
+      data: {
+        messageId: string;
+        finishReason: string | null;
+        usage: { inputTokens: number; outputTokens: number } | null;
+      };
+    }
+  | { type: 'TurnCompleted'; data: { turnId: string } }
+  | { type: 'TurnFailed'; data: { turnId: string; error: string } }
+  | { type: 'TurnCancelled'; data: { turnId: string; reason: string } };
+
+export type SessionCommand =
+  | {
+      type: 'CreateSession';
+      sessionId: string;
+      title: string;
+      model: string;
+      system: string;
+      kind: SessionKind;
+      chatId: string | null;
+    }
+  | { type: 'UpdateSystem'; system?: string; model?: string; title?: string }
+  | { type: 'QueueTurn'; turnId: string; text: string; attachments: TurnAttachment[]; source: string }
+  | { type: 'StartTurn'; turnId: string }
+  | { type: 'CreateMessage'; messageId: string; turnId: string; role: MessageRole }
+  | { type: 'UpdatePart'; messageId: string; part: Part }
+  | {
+      type: 'CompleteMessage';
+      messageId: string;
+      finishReason: string | null;
+      usage: { inputTokens: number; outputTokens: number } | null;
+    }
+  | { type: 'CompleteTurn'; turnId: string }
+  | { type: 'FailTurn'; turnId: string; error: string }
+  | { type: 'CancelTurn'; turnId: string; reason: string };
+
+interface OpenMessage {
+  turnId: string;
+  /** Tool parts not yet finished: part id → the part. */
+  openTools: Record<string, Extract<Part, { type: 'tool' }>>;
+}
+
+export interface SessionState {
+  exists: boolean;
+  /** Turns waiting, oldest first. */
+  queue: string[];
+  running: string | null;
+  messages: Record<string, 'open' | 'completed'>;
+  open: Record<string, OpenMessage>;
+  turns: Record<string, 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'>;
+}
+
+export const SESSION_EVENT_TYPES = [
+  'SessionCreated',
+  'SessionForked',
+  'SystemUpdated',
+  'TurnQueued',
+  'TurnStarted',
+  'MessageCreated',
+  'PartUpdated',
+  'MessageCompleted',
+  'TurnCompleted',
+  'TurnFailed',
+  'TurnCancelled',
+] as const satisfies readonly SessionEvent['type'][];
+
+const conflict = (message: string) => new DomainError('conflict', message);
+
+/** A failed or cancelled turn leaves nothing dangling: open tool calls end as errors, open messages complete. */
+function closeTurn(
+  state: SessionState,
+  turnId: string,
+  reason: string,
+  finishReason: string,
+): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  for (const [messageId, message] of Object.entries(state.open)) {
+    if (message.turnId !== turnId) continue;
+    for (const part of Object.values(message.openTools)) {
+      events.push({
+        type: 'PartUpdated',
+        data: { messageId, part: { ...part, state: 'error', error: reason } },
+      });
+    }
+    events.push({ type: 'MessageCompleted', data: { messageId, finishReason, usage: null } });
+  }
+  return events;
+}
+
+function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
+  if (command.type === 'CreateSession') {
+    if (state.exists) throw conflict(`session ${command.sessionId} already exists`);
+    const { sessionId, title, model, system, kind, chatId } = command;
+    return [{ type: 'SessionCreated', data: { sessionId, title, model, system, kind, chatId } }];
+  }
+  if (!state.exists) throw new DomainError('not_found', 'session does not exist');
+
+  switch (command.type) {
+    case 'UpdateSystem': {
+      const { type: _type, ...changes } = command;
+      return [{ type: 'SystemUpdated', data: changes }];
+    }
+    case 'QueueTurn': {
+      if (state.turns[command.turnId]) throw conflict(`turn ${command.turnId} already exists`);
+      const { turnId, text, attachments, source } = command;
+      return [{ type: 'TurnQueued', data: { turnId, text, attachments, source } }];
+    }
+    case 'StartTurn': {
+      if (state.running !== null) throw conflict(`turn ${state.running} is still running`);
+      if (state.queue[0] !== command.turnId)
+        throw conflict(`turn ${command.turnId} is not next in the queue`);
+      return [{ type: 'TurnStarted', data: { turnId: command.turnId } }];
+    }
+    case 'CreateMessage': {
+      if (state.running !== command.turnId) throw conflict(`turn ${command.turnId} is not running`);
+      if (state.messages[command.messageId]) throw conflict(`message ${command.messageId} already exists`);
+      const { messageId, turnId, role } = command;
+      return [{ type: 'MessageCreated', data: { messageId, turnId, role } }];
+    }
+    case 'UpdatePart': {
+      if (!state.open[command.messageId]) throw conflict(`message ${command.messageId} is not open`);
+      return [{ type: 'PartUpdated', data: { messageId: command.messageId, part: command.part } }];
+    }
+    case 'CompleteMessage': {
+      if (!state.open[command.messageId]) throw conflict(`message ${command.messageId} is not open`);
+      const { messageId, finishReason, usage } = command;
+      return [{ type: 'MessageCompleted', data: { messageId, finishReason, usage } }];
+    }
+    case 'CompleteTurn': {
+      if (state.running !== command.turnId) throw conflict(`turn ${command.turnId} is not running`);
+      return [
+        ...closeTurn(state, command.turnId, 'the turn ended first', 'stop'),
+        { type: 'TurnCompleted', data: { turnId: command.turnId } },
+      ];
+    }
+    case 'FailTurn':
+    case 'CancelTurn': {
+      const status = state.turns[command.turnId];
+      if (status === undefined) throw new DomainError('not_found', `turn ${command.turnId} does not exist`);
+      if (status !== 'queued' && status !== 'running')
+        throw conflict(`turn ${command.turnId} has already ended`);
+      const failed = command.type === 'FailTurn';
+      const reason = failed ? command.error : command.reason;
+      return [
+        ...closeTurn(state, command.turnId, reason, failed ? 'error' : 'cancelled'),
+        failed
+          ? { type: 'TurnFailed', data: { turnId: command.turnId, error: command.error } }
+          : { type: 'TurnCancelled', data: { turnId: command.turnId, reason: command.reason } },
+      ];
+    }
+    default: {
+      const unknown: never = command;
+      throw new Error(`unknown command ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+function endTurn(
+  state: SessionState,
+  turnId: string,
+  status: 'completed' | 'failed' | 'cancelled',
+): SessionState {
+  return {
+    ...state,
+    queue: state.queue.filter((t) => t !== turnId),
+    running: state.running === turnId ? null : state.running,
+    turns: { ...state.turns, [turnId]: status },
+  };
+}
+
+function evolve(state: SessionState, event: SessionEvent): SessionState {
+  switch (event.type) {
+    case 'SessionCreated':
+    case 'SessionForked':
+      return { ...state, exists: true };
+    case 'SystemUpdated':
+      return state;
+    case 'TurnQueued':
+      return {
+        ...state,
+        queue: [...state.queue, event.data.turnId],
+        turns: { ...state.turns, [event.data.turnId]: 'queued' },
+      };
+    case 'TurnStarted':
+      return {
+        ...state,
+        queue: state.queue.filter((t) => t !== event.data.turnId),
+        running: event.data.turnId,
+        turns: { ...state.turns, [event.data.turnId]: 'running' },
+      };
+    case 'MessageCreated':
+      return {
+        ...state,
+        messages: { ...state.messages, [event.data.messageId]: 'open' },
+        open: { ...state.open, [event.data.messageId]: { turnId: event.data.turnId, openTools: {} } },
+      };
+    case 'PartUpdated': {
+      const message = state.open[event.data.messageId];
+      const { part } = event.data;
+      if (!message || part.type !== 'tool') return state;
+      const openTools = { ...message.openTools };
+      if (part.state === 'pending' || part.state === 'running') openTools[part.id] = part;
+      else delete openTools[part.id];
+      return { ...state, open: { ...state.open, [event.data.messageId]: { ...message, openTools } } };
+    }
+    case 'MessageCompleted': {
+      const { [event.data.messageId]: _done, ...open } = state.open;
+      return { ...state, open, messages: { ...state.messages, [event.data.messageId]: 'completed' } };
+    }
+    case 'TurnCompleted':
+      return endTurn(state, event.data.turnId, 'completed');
+    case 'TurnFailed':
+      return endTurn(state, event.data.turnId, 'failed');
+    case 'TurnCancelled':
+      return endTurn(state, event.data.turnId, 'cancelled');
+    default: {
+      const unknown: never = event;
+      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState> = {
+  initialState: () => ({ exists: false, queue: [], running: null, messages: {}, open: {}, turns: {} }),
+  decide,
+  evolve,
+};
