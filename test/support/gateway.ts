@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { type RunningGateway, startGateway } from '../../services/gateway/gateway.ts';
+import { type GatewayOptions, type RunningGateway, startGateway } from '../../services/gateway/gateway.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 
@@ -19,6 +19,8 @@ export interface TestGatewayOptions {
   processEnv?: NodeJS.ProcessEnv;
   /** LOG_LEVEL of the gateway. Default `trace`, so every log line that can exist is captured. */
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Upstream client and providers of the `ai` service (e.g. pointing at mock upstreams). */
+  ai?: GatewayOptions['ai'];
 }
 
 export interface ApiRequest {
@@ -93,7 +95,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
   });
   const processEnv = options.processEnv ?? {};
-  const start = () => startGateway({ config, logger, processEnv });
+  const start = () => startGateway({ config, logger, processEnv, ...(options.ai ? { ai: options.ai } : {}) });
 
   let running: RunningGateway | undefined;
   try {
