@@ -60,9 +60,10 @@ agent
     '--host <host>',
     'host (STUDIO_RUNTIME_HOST, default 127.0.0.1; beyond loopback needs STUDIO_RUNTIME_TOKEN)',
   )
-  .action(async (opts: { port?: string; host?: string }) => {
+  .option('--http', 'serve the session routes (/api/sdk/*) too')
+  .action(async (opts: { port?: string; host?: string; http?: boolean }) => {
     const config = configWith({ STUDIO_RUNTIME_PORT: opts.port, STUDIO_RUNTIME_HOST: opts.host });
-    await startCommand(config, { gateway: false, runtime: true });
+    await startCommand(config, { gateway: false, runtime: true, sdkRoutes: opts.http === true });
   });
 
 const projections = program.command('projections').description('read models built from the log');

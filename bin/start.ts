@@ -7,6 +7,8 @@ import { createLogger } from '../shared/logger.ts';
 export interface StartChoice {
   gateway: boolean;
   runtime: boolean;
+  /** The session routes; on by default when gateway and runtime share the process. */
+  sdkRoutes?: boolean;
 }
 
 /** `studio start` (both), `studio gateway start`, `studio agent start`: prints where things are, stops on signals. */
@@ -45,6 +47,7 @@ export async function startCommand(config: StudioConfig, choice: StartChoice): P
         logger,
         gatewayUrl,
         token,
+        sdkRoutes: choice.sdkRoutes ?? choice.gateway,
         ...(gateway ? { store: { events: gateway.ctx.events, checkpoints: gateway.ctx.checkpoints } } : {}),
       });
     } catch (error) {

@@ -45,23 +45,19 @@ export const sessionsProjection = defineProjection<SessionsState, SessionEvent>(
   initialState: () => ({}),
   apply(state, event) {
     const id = event.streamId.slice('session-'.length);
-    if (event.type === 'SessionCreated' || event.type === 'SessionForked') {
-      const source = event.type === 'SessionForked' ? state[event.data.fromSessionId] : undefined;
-      const d = event.type === 'SessionCreated' ? event.data : undefined;
+    if (event.type === 'SessionCreated') {
+      const d = event.data;
       state[id] = {
         session: {
           id,
-          title: d?.title ?? source?.session.title ?? '',
-          model: d?.model ?? source?.session.model ?? '',
-          system: d?.system ?? source?.session.system ?? '',
-          kind: d?.kind ?? source?.session.kind ?? 'sdk',
-          chat_id: d?.chatId ?? null,
+          title: d.title,
+          model: d.model,
+          system: d.system,
+          kind: d.kind,
+          chat_id: d.chatId,
           status: 'idle',
-          parent_id: event.type === 'SessionForked' ? event.data.fromSessionId : null,
-          forked_from:
-            event.type === 'SessionForked'
-              ? { session_id: event.data.fromSessionId, revision: event.data.atRevision }
-              : null,
+          parent_id: null,
+          forked_from: null,
           created_at: event.createdAt,
           updated_at: event.createdAt,
           revision: event.revision,
@@ -78,6 +74,15 @@ export const sessionsProjection = defineProjection<SessionsState, SessionEvent>(
     view.session.revision = event.revision;
     const message = (messageId: string) => view.messages.find((m) => m.id === messageId);
     switch (event.type) {
+      case 'SessionForked':
+        // A fork begins with copies of its source's events; this marks where its own begin.
+        Object.assign(view.session, {
+          parent_id: event.data.fromSessionId,
+          forked_from: { session_id: event.data.fromSessionId, revision: event.data.atRevision },
+          chat_id: null,
+          created_at: event.createdAt,
+        });
+        break;
       case 'SystemUpdated':
         Object.assign(view.session, event.data);
         break;

@@ -32,6 +32,15 @@ const EnvSchema = z.object({
     z.string().min(16, 'STUDIO_RUNTIME_TOKEN must be at least 16 characters').optional(),
   ),
   STUDIO_AGENT_MODEL: z.preprocess(blankToUndefined, z.string().default('dev/echo')),
+  STUDIO_AGENT_MAX_STEPS: z.preprocess(blankToUndefined, z.coerce.number().int().min(1).max(1000).default(8)),
+  STUDIO_MAX_QUEUED_TURNS: z.preprocess(
+    blankToUndefined,
+    z.coerce.number().int().min(1).max(100_000).default(100),
+  ),
+  STUDIO_SSE_HEARTBEAT_MS: z.preprocess(
+    blankToUndefined,
+    z.coerce.number().int().min(10).max(3_600_000).default(15_000),
+  ),
   STUDIO_WORKSPACE: optionalString,
   STUDIO_MCP_CONFIG: optionalString,
   STUDIO_PLUGINS_DISABLED: optionalString,
@@ -72,6 +81,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     studioToken: e.STUDIO_TOKEN,
     runtimeToken: e.STUDIO_RUNTIME_TOKEN,
     agentModel: e.STUDIO_AGENT_MODEL,
+    agentMaxSteps: e.STUDIO_AGENT_MAX_STEPS,
+    maxQueuedTurns: e.STUDIO_MAX_QUEUED_TURNS,
+    sseHeartbeatMs: e.STUDIO_SSE_HEARTBEAT_MS,
     workspace: resolve(e.STUDIO_WORKSPACE ?? `${e.STUDIO_DATA_DIR}/workspace`),
     mcpConfig: resolve(e.STUDIO_MCP_CONFIG ?? `${e.STUDIO_DATA_DIR}/mcp.json`),
     pluginsDisabled: (e.STUDIO_PLUGINS_DISABLED ?? '')

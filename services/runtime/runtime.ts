@@ -13,7 +13,9 @@ import type { EventStore } from '../../shared/event-store/types.ts';
 import { baseApp } from '../../shared/http/app.ts';
 import { errorMiddleware, sendError } from '../../shared/http/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { mountSdkRoutes } from '../sessions/routes.ts';
 import { SessionService } from '../sessions/service.ts';
+import { StreamHub } from '../sessions/stream-hub.ts';
 import { agentTurnRunner } from './agent/turn.ts';
 import { EffectDispatcher } from './effects.ts';
 import { GatewayClient } from './gateway-client.ts';
@@ -38,6 +40,8 @@ export interface RuntimeOptions {
   processEnv?: NodeJS.ProcessEnv;
   /** More plugins (tests, extensions). */
   plugins?: Plugin[];
+  /** Serve the session routes (`/api/sdk/*`) too: `studio start`, `studio agent start --http`. */
+  sdkRoutes?: boolean;
 }
 
 export interface RunningRuntime {
@@ -100,7 +104,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       events: store.events,
       projections,
       logger,
-      runTurn: agentTurnRunner({ gateway, plugins, sessions: () => sessions, live }),
+      maxQueue: config.maxQueuedTurns,
+      runTurn: agentTurnRunner({
+        gateway,
+        plugins,
+        sessions: () => sessions,
+        live,
+        maxSteps: config.agentMaxSteps,
+      }),
     });
     for (const plugin of [filesPlugin, chat.plugin, ...(options.plugins ?? [])]) plugins.register(plugin);
     await plugins.startAll();
@@ -125,6 +136,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         sessions: sessions.list().length,
       }),
     });
+    if (options.sdkRoutes) {
+      const hub = new StreamHub(store.events, logger);
+      cleanups.push(async () => hub.close());
+      mountSdkRoutes(app, {
+        sessions,
+        events: store.events,
+        hub,
+        live,
+        plugins,
+        workspace: config.workspace,
+        model: config.agentModel,
+        heartbeatMs: config.sseHeartbeatMs,
+      });
+    }
     app.use((req, res) => sendError(res, new ApiError('not_found', `no route ${req.method} ${req.path}`)));
     app.use(errorMiddleware(logger));
 

@@ -7,6 +7,7 @@ import type { EventMetadata, EventStore } from '../../shared/event-store/types.t
 import type { Logger } from '../../shared/logger.ts';
 import {
   type SessionCommand,
+  type SessionEvent,
   type SessionKind,
   type SessionState,
   sessionDecider,
@@ -122,6 +123,46 @@ export class SessionService {
       },
       input.metadata,
     );
+    return this.require(sessionId);
+  }
+
+  /**
+   * A new session whose history is the source's up to `atRevision` (copied, in one atomic append)
+   * followed by its own, beginning with `SessionForked`. The source is not touched.
+   */
+  async fork(
+    sourceId: string,
+    atRevision: number | undefined,
+    metadata: EventMetadata = { actor: 'runtime' },
+  ): Promise<SessionView> {
+    const source = this.require(sourceId);
+    const last = source.session.revision;
+    const cut = atRevision ?? last;
+    if (cut < 0 || cut > last) {
+      throw new ApiError(
+        'validation_failed',
+        `at_revision must be between 0 and ${last}, the last revision of ${sourceId}`,
+        {
+          param: 'at_revision',
+        },
+      );
+    }
+    const copies = await this.options.events.readStream(sessionStreamId(sourceId), { limit: cut + 1 });
+    const sessionId = newSessionId();
+    const state = copies.reduce(
+      (s, e) => sessionDecider.evolve(s, { type: e.type, data: e.data } as SessionEvent),
+      sessionDecider.initialState(),
+    );
+    const decided = sessionDecider.decide(
+      { type: 'ForkSession', sessionId, fromSessionId: sourceId, atRevision: cut },
+      state,
+    );
+    const result = await this.options.events.append(
+      sessionStreamId(sessionId),
+      [...copies.map((e) => ({ type: e.type, data: e.data })), ...decided],
+      { expected: 'no_stream', metadata },
+    );
+    await this.options.projections.waitFor(result.position);
     return this.require(sessionId);
   }
 

@@ -74,6 +74,7 @@ export type SessionCommand =
       kind: SessionKind;
       chatId: string | null;
     }
+  | { type: 'ForkSession'; sessionId: string; fromSessionId: string; atRevision: number }
   | { type: 'UpdateSystem'; system?: string; model?: string; title?: string }
   | { type: 'QueueTurn'; turnId: string; text: string; attachments: TurnAttachment[]; source: string }
   | { type: 'StartTurn'; turnId: string }
@@ -151,6 +152,20 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
   if (!state.exists) throw new DomainError('not_found', 'session does not exist');
 
   switch (command.type) {
+    case 'ForkSession': {
+      // Decided on the source's history up to the cut, copied into the fork: a turn the cut caught
+      // half-way ends there, in the fork only.
+      const { sessionId, fromSessionId, atRevision } = command;
+      const reason = `the fork was cut at revision ${atRevision}`;
+      const open = [...(state.running ? [state.running] : []), ...state.queue];
+      return [
+        { type: 'SessionForked', data: { sessionId, fromSessionId, atRevision } },
+        ...open.flatMap((turnId): SessionEvent[] => [
+          ...closeTurn(state, turnId, reason, 'cancelled'),
+          { type: 'TurnCancelled', data: { turnId, reason } },
+        ]),
+      ];
+    }
     case 'UpdateSystem': {
       const { type: _type, ...changes } = command;
       return [{ type: 'SystemUpdated', data: changes }];

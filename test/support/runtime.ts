@@ -54,6 +54,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       store: { events: gw.running.ctx.events, checkpoints: gw.running.ctx.checkpoints },
       processEnv: options.runtimeEnv ?? {},
       plugins: options.plugins ?? [],
+      sdkRoutes: true,
     });
     return {
       gw,
