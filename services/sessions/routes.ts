@@ -230,7 +230,7 @@ export function mountSdkRoutes(app: Express, deps: SdkRouteDeps): void {
     handle(async (req, res) => {
       const { session } = find(req);
       const after = resumePoint(req);
-      await streamSession(req, res, {
+      await streamSession(res, {
         events: deps.events,
         hub: deps.hub,
         live: deps.live,

@@ -39,7 +39,6 @@ export const eventView = (e: StoredEvent) => ({
  * then live ones, plus live `part.delta` without ids, and a heartbeat comment every 15 s.
  */
 export async function streamSession(
-  req: Request,
   res: Response,
   deps: {
     events: EventStore;
