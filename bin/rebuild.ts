@@ -1,16 +1,17 @@
 import { SingleBar } from 'cli-progress';
 import { rebuildProjection } from '../projections/rebuild.ts';
 import { GATEWAY_PROJECTIONS } from '../services/gateway/projections.ts';
+import { RUNTIME_PROJECTIONS } from '../services/runtime/projections.ts';
 import type { StudioConfig } from '../shared/config.ts';
 import { lockDataDir } from '../shared/data-dir-lock.ts';
 import { openStore } from '../shared/event-store/open.ts';
 
 /** `studio projections rebuild [name]`: replays from the log and saves fresh checkpoints. */
 export async function rebuildCommand(config: StudioConfig, name: string | undefined): Promise<void> {
-  const chosen =
-    name === undefined ? GATEWAY_PROJECTIONS : GATEWAY_PROJECTIONS.filter((p) => p.name === name);
+  const all = [...GATEWAY_PROJECTIONS, ...RUNTIME_PROJECTIONS];
+  const chosen = name === undefined ? all : all.filter((p) => p.name === name);
   if (chosen.length === 0) {
-    const known = GATEWAY_PROJECTIONS.map((p) => p.name).join(', ');
+    const known = all.map((p) => p.name).join(', ');
     console.error(`studio: unknown projection "${name}"; known: ${known}`);
     process.exitCode = 2;
     return;

@@ -1,10 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chatProjection } from '../../projections/chat.ts';
 import type { CheckpointStore } from '../../projections/checkpoints.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
-import { sessionsProjection } from '../../projections/sessions.ts';
 import { ConfigError, type StudioConfig } from '../../shared/config.ts';
 import { lockDataDir } from '../../shared/data-dir-lock.ts';
 import { ApiError } from '../../shared/errors.ts';
@@ -24,10 +22,8 @@ import { chatPlugin } from './plugins/chat/index.ts';
 import { filesPlugin } from './plugins/files/index.ts';
 import { PluginManager } from './plugins/manager.ts';
 import type { Plugin } from './plugins/types.ts';
+import { RUNTIME_PROJECTIONS } from './projections.ts';
 import { mountRuntimeRoutes } from './routes.ts';
-
-/** The read models the runtime keeps in memory. */
-export const RUNTIME_PROJECTIONS = [sessionsProjection, chatProjection];
 
 export interface RuntimeOptions {
   config: StudioConfig;

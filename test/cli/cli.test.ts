@@ -67,7 +67,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
   it('projections rebuild replays every read model with a progress bar', async () => {
     const run = studio(['projections', 'rebuild'], { STUDIO_DATA_DIR: dataDir });
     expect(await run.exited).toBe(0);
-    for (const name of ['studios', 'tokens', 'env']) {
+    for (const name of ['studios', 'tokens', 'env', 'usage', 'jobs', 'sessions', 'chat']) {
       expect(run.output()).toMatch(new RegExp(`${name}\\s+\\[[^\\]]*\\] 100%`));
       expect(run.output()).toMatch(new RegExp(`${name}: \\d+ events in \\d+ ms`));
     }
@@ -76,7 +76,9 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
   it('rebuild of an unknown projection names the known ones', async () => {
     const run = studio(['projections', 'rebuild', 'nope'], { STUDIO_DATA_DIR: dataDir });
     expect(await run.exited).toBe(2);
-    expect(run.output()).toContain('unknown projection "nope"; known: studios, tokens, env');
+    expect(run.output()).toContain(
+      'unknown projection "nope"; known: studios, tokens, env, usage, jobs, sessions, chat',
+    );
   });
 
   it('bad configuration is refused with the variable named', async () => {

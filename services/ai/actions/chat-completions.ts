@@ -13,6 +13,8 @@ export function chatCompletionsAction({ catalog, env, usage }: AiDeps) {
     action: 'chat/completions',
     method: 'POST',
     summary: 'OpenAI-compatible chat completions',
+    // Long conversations travel whole in every request: far more than the default 1 MiB.
+    bodyLimitBytes: 32 * 1024 * 1024,
     input: ChatRequestSchema,
     handler: async (input, ctx) => {
       const entry = catalog.resolve(input.model, 'chat');
