@@ -26,8 +26,8 @@ describe('replay', () => {
       await new Promise((r) => setTimeout(r, 10));
     }
 
-    const live = structuredClone(
-      stack.runtime.sessions.list().reduce<SessionsState>((all, v) => ({ ...all, [v.session.id]: v }), {}),
+    const live: SessionsState = structuredClone(
+      Object.fromEntries(stack.runtime.sessions.list().map((v) => [v.session.id, v])),
     );
     const checkpoints = new MemoryCheckpointStore();
     const { events } = stack.gw.running.ctx;
