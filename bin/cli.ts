@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { config as loadDotenv } from 'dotenv';
 import { ConfigError, loadConfig, type StudioConfig } from '../shared/config.ts';
 import { DataDirInUse } from '../shared/data-dir-lock.ts';
+import { migrateCommand } from './migrate.ts';
 import { rebuildCommand } from './rebuild.ts';
 import { startCommand } from './start.ts';
 
@@ -64,6 +65,15 @@ agent
   .action(async (opts: { port?: string; host?: string; http?: boolean }) => {
     const config = configWith({ STUDIO_RUNTIME_PORT: opts.port, STUDIO_RUNTIME_HOST: opts.host });
     await startCommand(config, { gateway: false, runtime: true, sdkRoutes: opts.http === true });
+  });
+
+const db = program.command('db').description('the PostgreSQL database of the log');
+db.command('migrate')
+  .description(
+    'apply the SQL migrations of infra/sql that the database does not have yet (also done at every start)',
+  )
+  .action(async () => {
+    await migrateCommand(configWith({}));
   });
 
 const projections = program.command('projections').description('read models built from the log');

@@ -1,0 +1,25 @@
+import pg from 'pg';
+import type { StudioConfig } from '../shared/config.ts';
+import { migrate } from '../shared/event-store/migrations.ts';
+import { redactUrl } from '../shared/event-store/open.ts';
+import { postgresDriver } from '../shared/event-store/postgres.ts';
+
+/** `studio db migrate`: brings DATABASE_URL's schema up to date and says what it applied. */
+export async function migrateCommand(config: StudioConfig): Promise<void> {
+  if (!config.databaseUrl) {
+    console.error('studio: db migrate needs DATABASE_URL (the embedded store migrates itself at start)');
+    process.exitCode = 2;
+    return;
+  }
+  const driver = postgresDriver(new pg.Pool({ connectionString: config.databaseUrl, max: 1 }));
+  try {
+    const { applied } = await migrate(driver);
+    console.log(
+      applied.length === 0
+        ? `  ${redactUrl(config.databaseUrl)} is up to date`
+        : `  applied to ${redactUrl(config.databaseUrl)}: ${applied.join(', ')}`,
+    );
+  } finally {
+    await driver.close();
+  }
+}

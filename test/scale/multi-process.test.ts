@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
+import { type StudioProcess, startStudio } from './processes.ts';
+
+// Several Studio processes on one PostgreSQL database: DESIGN.md section 2, issue 7.
+const database = await freshPostgresDatabase();
+const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
+const env = () => ({
+  STUDIO_EVENT_STORE: 'postgres',
+  DATABASE_URL: database!.url,
+  ADMIN_SECRET_KEY: adminKey,
+  STUDIO_MASTER_KEY: masterKey,
+  STUDIO_GATEWAY_PORT: '0',
+  STUDIO_RUNTIME_PORT: '0',
+});
+const masterKey = randomBytes(32).toString('hex');
+
+const processes: StudioProcess[] = [];
+async function studio(args: string[], extra: Record<string, string> = {}) {
+  const p = await startStudio(args, { ...env(), ...extra });
+  processes.push(p);
+  return p;
+}
+const admin = (url: string, path: string, body?: unknown) =>
+  fetch(`${url}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: {
+      authorization: `Bearer ${adminKey}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+describe.skipIf(database === undefined)(
+  `several processes on one PostgreSQL ${database ? '' : `(not run: ${postgresUnavailableReason})`}`,
+  { timeout: 120_000 },
+  () => {
+    let a: StudioProcess;
+    let b: StudioProcess;
+
+    beforeAll(async () => {
+      [a, b] = await Promise.all([studio(['gateway', 'start']), studio(['gateway', 'start'])]);
+    });
+    afterAll(async () => {
+      for (const p of processes) p.kill('SIGKILL');
+      await Promise.all(processes.map((p) => p.exited));
+      await database?.drop();
+    });
+
+    it('a token issued through gateway A authenticates on gateway B within one second', async () => {
+      await admin(a.url('Studio gateway'), '/v1/studios/create', { name: 'Scale', studio_id: 'scale' });
+      const issued = (await (
+        await admin(a.url('Studio gateway'), '/v1/studios/tokens/apply', { studio_id: 'scale' })
+      ).json()) as {
+        user_token: string;
+      };
+      const started = Date.now();
+      let status = 0;
+      while (Date.now() - started < 1_000) {
+        status = (
+          await fetch(`${b.url('Studio gateway')}/v1/services`, {
+            headers: { authorization: `Bearer ${issued.user_token}` },
+          })
+        ).status;
+        if (status === 200) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(status).toBe(200);
+    });
+
+    it('a session event appended through one runtime reaches an SSE subscriber connected to another', async () => {
+      const token = (
+        (await (
+          await admin(a.url('Studio gateway'), '/v1/studios/tokens/apply', { studio_id: 'scale' })
+        ).json()) as { user_token: string }
+      ).user_token;
+      const runtimeEnv = (gateway: StudioProcess) => ({
+        STUDIO_GATEWAY_URL: gateway.url('Studio gateway'),
+        STUDIO_TOKEN: token,
+      });
+      const [ra, rb] = await Promise.all([
+        studio(['agent', 'start', '--http'], runtimeEnv(a)),
+        studio(['agent', 'start', '--http'], runtimeEnv(b)),
+      ]);
+      const created = (await (
+        await fetch(`${ra.url('Agent runtime')}/api/sdk/sessions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).json()) as { id: string };
+
+      // Runtime B learns of the session from the log, then tails it.
+      let sse: Response | undefined;
+      for (let i = 0; i < 100; i++) {
+        sse = await fetch(`${rb.url('Agent runtime')}/api/sdk/sessions/${created.id}/events`);
+        if (sse.status === 200) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(sse?.status).toBe(200);
+      const reader = sse!.body!.getReader();
+      const prompt = fetch(`${ra.url('Agent runtime')}/api/sdk/sessions/${created.id}/prompt`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'across processes' }),
+      });
+      let text = '';
+      const decoder = new TextDecoder();
+      while (!text.includes('event: TurnCompleted')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      await reader.cancel();
+      expect((await prompt).status).toBe(200);
+      expect(text).toContain('event: TurnQueued');
+      expect(text).toContain('Echo: across processes');
+    });
+
+    it('kill -9 during a load of commands: every acknowledged command is in the log and the read models converge', async () => {
+      const acknowledged: string[] = [];
+      const targets = [a, b];
+      let killed = false;
+      const load = Array.from({ length: 4 }, async (_, worker) => {
+        for (let i = 0; i < 40; i++) {
+          const target = targets[(worker + i) % 2]!;
+          const id = `load-${worker}-${i}`;
+          if (worker === 0 && i === 10 && !killed) {
+            killed = true;
+            a.kill('SIGKILL');
+          }
+          try {
+            const res = await admin(target.url('Studio gateway'), '/v1/studios/create', {
+              name: id,
+              studio_id: id,
+            });
+            if (res.status === 201) acknowledged.push(id);
+          } catch {
+            // the killed process: no answer, no acknowledgement
+          }
+        }
+      });
+      await Promise.all(load);
+      expect(await a.exited).not.toBe(0);
+      expect(acknowledged.length).toBeGreaterThan(40);
+
+      // Every acknowledged command is in the log…
+      const events: { data: { studioId: string } }[] = [];
+      let after = 0;
+      for (;;) {
+        const page = (await (
+          await admin(
+            b.url('Studio gateway'),
+            `/v1/audit/events?type=StudioCreated&limit=1000&after=${after}`,
+          )
+        ).json()) as {
+          items: { data: { studioId: string } }[];
+          next_after: number | null;
+        };
+        events.push(...page.items);
+        if (page.next_after === null) break;
+        after = page.next_after;
+      }
+      const logged = new Set(events.map((e) => e.data.studioId));
+      for (const id of acknowledged) expect(logged.has(id), id).toBe(true);
+
+      // …and a fresh process, and the survivor, hold the same read model as the log.
+      const c = await studio(['gateway', 'start']);
+      const list = async (p: StudioProcess) =>
+        (
+          (await (await admin(p.url('Studio gateway'), '/v1/studios/list')).json()) as {
+            items: { id: string }[];
+          }
+        ).items
+          .map((s) => s.id)
+          .sort();
+      const fromLog = [...logged].sort();
+      expect(await list(c)).toEqual(fromLog);
+      expect(await list(b)).toEqual(fromLog);
+    });
+  },
+);
