@@ -15,7 +15,9 @@ export interface Leadership {
 /** In one process (memory, PGlite) there is nobody to compete with: the task just runs. */
 export function runAlone(task: SingletonTask, logger: Logger): Leadership {
   const controller = new AbortController();
-  const done = task.run(controller.signal).catch((error) => logger.error({ err: error }, 'singleton task failed'));
+  const done = task
+    .run(controller.signal)
+    .catch((error) => logger.error({ err: error }, 'singleton task failed'));
   return {
     leading: true,
     async stop() {
