@@ -53,13 +53,25 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     ],
   });
 
+  let stopLeadership = async () => {};
   return {
     service,
     catalog,
     usage,
-    /** Resumes jobs a previous process left unfinished. */
-    start: () => jobs.resume(),
+    /** Resumes jobs a previous process left unfinished: in one process only, its leader. */
+    start() {
+      const leadership = gw.singleton('video-jobs', {
+        async run(signal) {
+          jobs.resume();
+          await new Promise<void>((resolve) =>
+            signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+        },
+      });
+      stopLeadership = () => leadership.stop();
+    },
     async close() {
+      await stopLeadership();
       await jobs.stop();
       await usage.close();
       await upstream.close();

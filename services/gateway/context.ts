@@ -2,6 +2,7 @@ import type { CheckpointStore } from '../../projections/checkpoints.ts';
 import type { ProjectionRunner } from '../../projections/runner.ts';
 import type { SecretBox } from '../../shared/crypto.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
+import type { Leadership, SingletonTask } from '../../shared/leadership.ts';
 import type { Logger } from '../../shared/logger.ts';
 
 /** What the gateway's services share: the log, the read models kept in memory, the secret box. */
@@ -13,6 +14,8 @@ export interface GatewayContext {
   logger: Logger;
   /** Environment of the process, for env variables not set in the store. */
   processEnv: NodeJS.ProcessEnv;
+  /** Runs work that must happen in one process only (alone, or as the leader among processes). */
+  singleton(name: string, task: SingletonTask): Leadership;
 }
 
 /** How long a command waits for local read models to show its own write. */

@@ -10,6 +10,7 @@ import type { StoreTestHooks } from '../../shared/event-store/types.ts';
 import { createHttpApp } from '../../shared/http/app.ts';
 import { Authenticator, type TokenLookup } from '../../shared/http/identity.ts';
 import { ActionRegistry } from '../../shared/http/registry.ts';
+import { runAlone, runAsLeader } from '../../shared/leadership.ts';
 import { createLogger, type Logger } from '../../shared/logger.ts';
 import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/service.ts';
 import { auditService } from '../audit/actions.ts';
@@ -66,6 +67,10 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
       secrets: keys.secrets,
       logger,
       processEnv: options.processEnv ?? process.env,
+      singleton: (name, task) =>
+        config.eventStore === 'postgres' && config.databaseUrl
+          ? runAsLeader(config.databaseUrl, singletonKey(name), task, logger)
+          : runAlone(task, logger),
     };
     return {
       ctx,
@@ -82,6 +87,11 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
     await lock?.release();
     throw error;
   }
+}
+
+/** A stable advisory-lock key per singleton name, shared by every process. */
+function singletonKey(name: string): number {
+  return 8_600_100 + [...name].reduce((sum, c) => (sum * 31 + c.charCodeAt(0)) % 1_000_000, 0);
 }
 
 export function tokenLookup(ctx: GatewayContext): TokenLookup {
