@@ -19,6 +19,8 @@ export interface AiModuleOptions {
   dataDir: string;
   upstream?: UpstreamClient;
   providers?: (upstream: UpstreamClient) => Provider[];
+  /** How often running video jobs are polled at their upstream (default 5 s). */
+  jobPollMs?: number;
 }
 
 /** The `ai` service: catalog, generation in every modality, chat completions, jobs, usage. */
@@ -28,7 +30,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
   const env = new EnvReader(gw);
   const catalog = new Catalog(providers, env);
   const usage = new UsageRecorder(gw.events, gw.logger);
-  const jobs = new JobWorker(gw, catalog, env, usage, options.dataDir);
+  const jobs = new JobWorker(gw, catalog, env, usage, options.dataDir, options.jobPollMs);
   const deps: AiDeps = { gw, catalog, env, usage, jobs, dataDir: options.dataDir };
 
   const declared = new Map<string, EnvRequirement>();

@@ -35,6 +35,7 @@ export class JobWorker {
     private readonly env: EnvLookup,
     private readonly usage: UsageRecorder,
     private readonly dataDir: string,
+    private readonly pollEveryMs = POLL_EVERY_MS,
   ) {}
 
   /** Resumes every job that has not finished. */
@@ -88,7 +89,7 @@ export class JobWorker {
           return fail('the upstream did not finish within an hour');
         if (progress.progress !== undefined)
           await this.#command({ type: 'RecordProgress', jobId, progress: progress.progress });
-        await sleep(POLL_EVERY_MS, undefined, { signal });
+        await sleep(this.pollEveryMs, undefined, { signal });
         progress = await provider.pollVideo!(model, progress.upstreamId, ctx);
       }
       if (progress.status === 'failed') return fail(progress.message);
