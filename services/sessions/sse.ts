@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
+import { openSse } from '../ai/chat/sse.ts';
 import type { LiveBus } from '../runtime/live.ts';
 import { sessionStreamId } from './session.ts';
 import type { StreamHub } from './stream-hub.ts';
@@ -56,12 +57,7 @@ export async function streamSession(
   const waiting: StoredEvent[] = [];
   let closed = false;
 
-  res.status(200);
-  res.setHeader('content-type', 'text/event-stream; charset=utf-8');
-  res.setHeader('cache-control', 'no-cache, no-transform');
-  res.setHeader('connection', 'keep-alive');
-  res.setHeader('x-accel-buffering', 'no');
-  res.flushHeaders();
+  openSse(res);
 
   const write = (text: string) => {
     if (closed) return;
