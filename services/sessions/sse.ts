@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
-import { openSse } from '../ai/chat/sse.ts';
+import { openSse } from '../../shared/http/sse.ts';
 import type { LiveBus } from '../runtime/live.ts';
 import { sessionStreamId } from './session.ts';
 import type { StreamHub } from './stream-hub.ts';

@@ -1,6 +1,6 @@
 import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
-import { openSse } from '../chat/sse.ts';
+import { openSse } from '../../../shared/http/sse.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
 import { type ChatChunk, type ChatRequest, ChatRequestSchema, textOf } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
-import { openSse, writeSse } from '../chat/sse.ts';
+import { openSse, writeSse } from '../../../shared/http/sse.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';

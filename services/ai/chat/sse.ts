@@ -1,5 +1,4 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { Response } from 'express';
 
 /** Server-sent events from an upstream body, parsed as they arrive (no buffering of the whole body). */
 export async function* readSse(body: AsyncIterable<Buffer>): AsyncGenerator<EventSourceMessage> {
@@ -12,19 +11,4 @@ export async function* readSse(body: AsyncIterable<Buffer>): AsyncGenerator<Even
   }
   parser.feed(decoder.decode());
   while (pending.length > 0) yield pending.shift()!;
-}
-
-/** Starts an SSE answer: no buffering by proxies, headers flushed at once. */
-export function openSse(res: Response): void {
-  res.status(200);
-  res.setHeader('content-type', 'text/event-stream; charset=utf-8');
-  res.setHeader('cache-control', 'no-cache, no-transform');
-  res.setHeader('connection', 'keep-alive');
-  res.setHeader('x-accel-buffering', 'no');
-  res.flushHeaders();
-}
-
-/** Writes one event; each `res.write` goes to the socket at once (no compression, no buffering). */
-export function writeSse(res: Response, data: string, event?: string): boolean {
-  return res.write(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
 }
