@@ -16,7 +16,11 @@ export interface UpstreamRequest {
 export interface UpstreamResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: AsyncIterable<Buffer> & { text(): Promise<string>; json(): Promise<unknown> };
+  body: AsyncIterable<Buffer> & {
+    text(): Promise<string>;
+    json(): Promise<unknown>;
+    arrayBuffer(): Promise<ArrayBuffer>;
+  };
 }
 
 export interface UpstreamOptions {

@@ -1,7 +1,16 @@
+import type { UpstreamClient } from '../upstream.ts';
+import { anthropicProvider } from './anthropic.ts';
 import { devProvider } from './dev.ts';
+import { openAiProvider } from './openai.ts';
+import { openAiCompatibleProvider } from './openai-compatible.ts';
 import type { Provider } from './types.ts';
 
 /** Every provider the gateway knows, in the order the catalog lists them. */
-export function builtinProviders(): Provider[] {
-  return [devProvider];
+export function builtinProviders(upstream: UpstreamClient): Provider[] {
+  return [
+    devProvider,
+    openAiProvider(upstream),
+    openAiCompatibleProvider(upstream),
+    anthropicProvider(upstream),
+  ];
 }
