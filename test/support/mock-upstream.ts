@@ -10,7 +10,7 @@ export interface Recorded {
   aborted: boolean;
 }
 
-export type MockHandler = (req: Recorded, res: ServerResponse) => void | Promise<void>;
+export type MockHandler = (req: Recorded, res: ServerResponse) => unknown;
 
 /** A plain node:http upstream on loopback that records every request and answers with `handler`. */
 export async function mockUpstream(
