@@ -21,6 +21,7 @@ import { LiveBus } from './live.ts';
 import { chatPlugin } from './plugins/chat/index.ts';
 import { filesPlugin } from './plugins/files/index.ts';
 import { PluginManager } from './plugins/manager.ts';
+import { mcpPlugin } from './plugins/mcp/index.ts';
 import type { Plugin } from './plugins/types.ts';
 import { RUNTIME_PROJECTIONS } from './projections.ts';
 import { mountRuntimeRoutes } from './routes.ts';
@@ -109,7 +110,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         maxSteps: config.agentMaxSteps,
       }),
     });
-    for (const plugin of [filesPlugin, chat.plugin, ...(options.plugins ?? [])]) plugins.register(plugin);
+    const mcp = mcpPlugin({
+      configPath: config.mcpConfig,
+      onFailure: (error) => plugins.markFailed('mcp', error),
+    });
+    for (const plugin of [filesPlugin, chat.plugin, mcp, ...(options.plugins ?? [])])
+      plugins.register(plugin);
     await plugins.startAll();
     cleanups.push(() => plugins.stopAll());
     cleanups.push(() => sessions.close());

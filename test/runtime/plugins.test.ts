@@ -116,6 +116,7 @@ describe('plugin listing', () => {
     expect(catalog.json.plugins.map((p: { name: string }) => p.name)).toEqual([
       'files',
       'chat',
+      'mcp',
       'keyed',
       'broken',
       'needs-binary',

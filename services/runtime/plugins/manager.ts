@@ -203,7 +203,13 @@ export class PluginManager {
           throw new ApiError('forbidden', `denied by ${plugin.name}.${guard.name}: ${verdict.reason}`);
       }
     }
-    return action.handler(parsed.data, this.context(managed));
+    try {
+      return await action.handler(parsed.data, this.context(managed));
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      // The plugin (or the server behind it, for MCP) failed this call: a bad gateway, not our crash.
+      throw new ApiError('upstream_error', `${call.plugin}.${call.action} failed: ${messageOf(error)}`);
+    }
   }
 
   /** The actions of running plugins, as tools for the model. */
@@ -216,7 +222,7 @@ export class PluginManager {
           function: {
             name: toolName(plugin.name, a.name),
             description: a.description,
-            parameters: jsonSchemaOf(a.input),
+            parameters: a.jsonSchema ?? jsonSchemaOf(a.input),
           },
         })),
     );

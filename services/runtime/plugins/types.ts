@@ -39,6 +39,8 @@ export interface PluginAction<Input = unknown> {
   /** Where the action is also mounted when `supportsApi`: e.g. `POST` `/api/files/read`. */
   apiMethod?: 'GET' | 'POST';
   apiPath?: string;
+  /** The parameters' JSON Schema as the model sees it, when `input` cannot say it (e.g. an MCP tool's own). */
+  jsonSchema?: unknown;
   /** Offered to the model as a tool in agent turns (default true). */
   exposeToAgent?: boolean;
   handler(input: Input, ctx: PluginContext): Promise<unknown>;
