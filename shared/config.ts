@@ -50,6 +50,72 @@ const EnvSchema = z.object({
   ),
 });
 
+const TEN_YEARS_S = 10 * 365 * 24 * 3600;
+
+/** `a, b` → the origins of those URLs (http or https only, nothing after the origin). */
+const originList = z.string().transform((value, ctx) => {
+  const origins: string[] = [];
+  for (const item of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+    let url: URL | undefined;
+    try {
+      url = new URL(item);
+    } catch {}
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
+      ctx.addIssue({ code: 'custom', message: `"${item}" is not an origin such as https://console.example.com` });
+      return z.NEVER;
+    }
+    origins.push(url.origin);
+  }
+  return origins;
+});
+
+/** `closed`, `open`, or the email domains (comma-separated) whose verified addresses may sign up. */
+const signupPolicy = z.string().transform((value, ctx) => {
+  const v = value.trim().toLowerCase();
+  if (v === 'closed' || v === 'open') return { mode: v } as const;
+  const domains = v.split(',').map((s) => s.trim().replace(/^@/, '')).filter(Boolean);
+  if (domains.length === 0 || !domains.every((d) => /^[a-z0-9.-]+\.[a-z]{2,}$/.test(d))) {
+    ctx.addIssue({ code: 'custom', message: 'closed, open, or email domains such as example.com,example.org' });
+    return z.NEVER;
+  }
+  return { mode: 'domains', domains } as const;
+});
+
+/**
+ * Settings of the `accounts` service. The service reads them when it uses them, through the env
+ * store over the process env (so `env upsert` changes them without a restart); `loadConfig` checks
+ * the process env's values at start too.
+ */
+export const AccountsEnvSchema = z.object({
+  /** The gateway's public URL: OAuth callbacks are `<it>/v1/accounts/oauth/callback`. */
+  STUDIO_PUBLIC_URL: z.preprocess(blankToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** Origins that `oauth/start {redirect_to}` may send the browser back to. */
+  STUDIO_OAUTH_REDIRECT_ALLOWLIST: z.preprocess(blankToUndefined, originList.default([])),
+  /** Whether a first OAuth sign-in may create an account. */
+  STUDIO_OAUTH_SIGNUP: z.preprocess(blankToUndefined, signupPolicy.default({ mode: 'closed' })),
+  STUDIO_LOGIN_TOKEN_TTL_S: z.preprocess(
+    blankToUndefined,
+    z.coerce.number().int().min(1).max(TEN_YEARS_S).default(30 * 24 * 3600),
+  ),
+  STUDIO_OAUTH_STATE_TTL_S: z.preprocess(
+    blankToUndefined,
+    z.coerce.number().int().min(1).max(3600).default(600),
+  ),
+});
+
+export type AccountsEnv = z.infer<typeof AccountsEnvSchema>;
+
+/** Parses the accounts settings from any source of env values; a bad value is a ConfigError naming it. */
+export function parseAccountsEnv(get: (key: string) => string | undefined): AccountsEnv {
+  const raw = Object.fromEntries(Object.keys(AccountsEnvSchema.shape).map((key) => [key, get(key)]));
+  const parsed = AccountsEnvSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
 export type StudioConfig = ReturnType<typeof loadConfig>;
 
 export class ConfigError extends Error {
@@ -63,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  parseAccountsEnv((key) => env[key]);
   if (e.STUDIO_EVENT_STORE === 'postgres' && !e.DATABASE_URL) {
     throw new ConfigError('invalid configuration:\n  STUDIO_EVENT_STORE=postgres needs DATABASE_URL');
   }
