@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from './change-notifier.ts';
-import { type SqlDriver, type SqlExecutor, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
+import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
 import { catchUpThenLive } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
   assertDistinctIds,
-  checkExpected,
   DuplicateEventId,
   type EventMetadata,
   type EventStore,
@@ -19,6 +18,7 @@ import {
   type StoreTestHooks,
   type SubscribeOptions,
   type SubscriptionItem,
+  WrongExpectedRevision,
 } from './types.ts';
 
 interface EventRow {
@@ -42,6 +42,35 @@ const STREAM_LOCK_NAMESPACE = 8_600_002;
 /** Positions reserve 16 bits for the index of an event inside its append. */
 export const MAX_EVENTS_PER_APPEND = 65_536;
 
+const APPEND =
+  'SELECT outcome, revision, pos, clash FROM studio_append($1, $2, $3::uuid[], $4::text[], $5::text[], $6, $7)';
+
+interface AppendRow {
+  outcome: 'ok' | 'duplicate' | 'duplicate_id' | 'wrong_expected' | 'empty';
+  revision: string | number | null;
+  pos: string | number | null;
+  clash: string | null;
+}
+
+function appendResult(
+  streamId: string,
+  expected: AppendOptions['expected'] & {},
+  row: AppendRow | undefined,
+): AppendResult {
+  switch (row?.outcome) {
+    case 'ok':
+    case 'duplicate':
+    case 'empty':
+      return { nextExpectedRevision: Number(row.revision), position: Number(row.pos) };
+    case 'duplicate_id':
+      throw new DuplicateEventId(row.clash ?? 'unknown');
+    case 'wrong_expected':
+      throw new WrongExpectedRevision(streamId, expected, Number(row.revision));
+    default:
+      throw new Error(`studio_append answered ${JSON.stringify(row)}`);
+  }
+}
+
 /** The SQL event store shared by PGlite (embedded) and PostgreSQL (`pg`): same schema, same statements. */
 export class SqlEventStore implements EventStore {
   readonly changes = new ChangeNotifier();
@@ -58,9 +87,31 @@ export class SqlEventStore implements EventStore {
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
     assertDistinctIds(events);
+    if (events.length > MAX_EVENTS_PER_APPEND) {
+      throw new RangeError(`at most ${MAX_EVENTS_PER_APPEND} events per append, got ${events.length}`);
+    }
+    const expected = options.expected ?? 'any';
+    const params = [
+      streamId,
+      String(expected),
+      events.map((e) => e.id ?? randomUUID()),
+      events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.data ?? null)),
+      JSON.stringify(options.metadata),
+      this.options.notifyOnCommit === true,
+    ];
+    const hook = this.options.hooks?.beforeCommit;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.db.transaction((tx) => this.#appendIn(tx, streamId, events, options));
+        // One statement is its own transaction; only the test hook needs one held open around it.
+        const rows = hook
+          ? await this.db.transaction(async (tx) => {
+              const result = await tx.query<AppendRow>(APPEND, params);
+              if (result.rows[0]?.outcome === 'ok') await hook(streamId);
+              return result.rows;
+            })
+          : (await this.db.query<AppendRow>(APPEND, params)).rows;
+        return appendResult(streamId, expected, rows[0]);
       } catch (error) {
         // Two writers storing one event id at once: the loser retries and then sees the winner's row.
         if (sqlState(error) !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw error;
@@ -69,87 +120,6 @@ export class SqlEventStore implements EventStore {
         this.changes.notify();
       }
     }
-  }
-
-  async #appendIn(
-    tx: SqlExecutor,
-    streamId: string,
-    events: readonly NewEvent[],
-    options: AppendOptions,
-  ): Promise<AppendResult> {
-    // Serialize appends to one stream before this transaction gets its id. A row lock alone is not
-    // enough: waiting on a row another append has updated assigns our xid before the wait, so two
-    // waiters could commit in the opposite order of their xids, and so of their positions, leaving a
-    // stream's revisions out of order in the log. Behind this lock the xid comes after the previous
-    // append to the stream has committed, hence is greater than its xid.
-    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [STREAM_LOCK_NAMESPACE, streamId]);
-    const locked = await tx.query<{ revision: string | number }>(
-      'SELECT revision FROM streams WHERE stream_id = $1 FOR UPDATE',
-      [streamId],
-    );
-    const actual = locked.rows[0] ? Number(locked.rows[0].revision) : NO_STREAM;
-    const existing = await this.#alreadyStored(tx, streamId, events);
-    if (existing) return existing;
-    checkExpected(streamId, options.expected ?? 'any', actual);
-    if (events.length === 0) {
-      const last = await tx.query<{ position: string }>(
-        'SELECT position FROM events WHERE stream_id = $1 ORDER BY revision DESC LIMIT 1',
-        [streamId],
-      );
-      return { nextExpectedRevision: actual, position: Number(last.rows[0]?.position ?? 0) };
-    }
-
-    if (events.length > MAX_EVENTS_PER_APPEND) {
-      throw new RangeError(`at most ${MAX_EVENTS_PER_APPEND} events per append, got ${events.length}`);
-    }
-    const next = actual + events.length;
-    if (actual === NO_STREAM) {
-      await tx.query('INSERT INTO streams (stream_id, revision) VALUES ($1, $2)', [streamId, next]);
-    } else {
-      await tx.query('UPDATE streams SET revision = $2 WHERE stream_id = $1', [streamId, next]);
-    }
-    const inserted = await tx.query<{ position: string | number }>(
-      `INSERT INTO events (position, stream_id, revision, event_id, type, data, metadata)
-       SELECT (pg_current_xact_id()::text::bigint << 16) + x.n - 1,
-              $1, x.revision, x.event_id, x.type, x.data::jsonb, $6::jsonb
-       FROM unnest($2::bigint[], $3::uuid[], $4::text[], $5::text[]) WITH ORDINALITY AS x(revision, event_id, type, data, n)
-       ORDER BY x.n
-       RETURNING position`,
-      [
-        streamId,
-        events.map((_, i) => actual + 1 + i),
-        events.map((e) => e.id ?? randomUUID()),
-        events.map((e) => e.type),
-        events.map((e) => JSON.stringify(e.data ?? null)),
-        JSON.stringify(options.metadata),
-      ],
-    );
-    if (this.options.notifyOnCommit) await tx.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, streamId]);
-    await this.options.hooks?.beforeCommit?.(streamId);
-    const position = Math.max(...inserted.rows.map((r) => Number(r.position)));
-    return { nextExpectedRevision: next, position };
-  }
-
-  async #alreadyStored(
-    tx: SqlExecutor,
-    streamId: string,
-    events: readonly NewEvent[],
-  ): Promise<AppendResult | undefined> {
-    const ids = events.flatMap((e) => (e.id ? [e.id] : []));
-    if (ids.length === 0) return undefined;
-    const found = await tx.query<{ event_id: string; stream_id: string; revision: string; position: string }>(
-      'SELECT event_id, stream_id, revision, position FROM events WHERE event_id = ANY($1::uuid[])',
-      [ids],
-    );
-    if (found.rows.length === 0) return undefined;
-    const byId = new Map(found.rows.map((r) => [r.event_id, r]));
-    if (events.some((e) => !e.id || byId.get(e.id)?.stream_id !== streamId)) {
-      // Name the id that is re-used (first one stored in another stream), not a new id of the batch.
-      const elsewhere = events.find((e) => e.id && byId.has(e.id) && byId.get(e.id)!.stream_id !== streamId);
-      throw new DuplicateEventId((elsewhere ?? events.find((e) => e.id && byId.has(e.id)))!.id!);
-    }
-    const last = byId.get(events.at(-1)!.id!)!;
-    return { nextExpectedRevision: Number(last.revision), position: Number(last.position) };
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
