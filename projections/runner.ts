@@ -82,7 +82,7 @@ export class ProjectionRunner {
     const subscription = this.store.subscribe({
       after: this.#position,
       signal: this.#controller.signal,
-      batchSize: 1000,
+      batchSize: 5000,
     });
     for await (const item of subscription) {
       if (isCaughtUp(item)) {

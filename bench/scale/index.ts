@@ -4,11 +4,11 @@
  *   node --import tsx bench/scale/index.ts     (BENCH_QUICK=1 for a short run)
  */
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { type StudioProcess, startStudio } from '../../test/scale/processes.ts';
 import { loadDataset, planDataset } from '../lib/dataset.ts';
 import { measureRebuild, measureRunnerStart } from '../lib/measures.ts';
-import pg from 'pg';
 import { baseDatabaseUrl, openPostgres } from '../lib/targets.ts';
-import { type StudioProcess, startStudio } from '../../test/scale/processes.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const LOAD_MS = QUICK ? 2_000 : 8_000;
@@ -16,7 +16,8 @@ const CONCURRENCY = 32;
 const REBUILD_EVENTS = QUICK ? 100_000 : 1_000_000;
 
 const log = (message: string) => process.stderr.write(`[bench:scale] ${message}\n`);
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 async function commandLoad(urls: string[], adminKey: string, ms: number) {
   const latencies: number[] = [];
@@ -46,7 +47,13 @@ async function commandLoad(urls: string[], adminKey: string, ms: number) {
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)));
   const elapsed = performance.now() - started;
   latencies.sort((a, b) => a - b);
-  return { perSecond: (latencies.length * 1000) / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, count: latencies.length };
+  return {
+    perSecond: (latencies.length * 1000) / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors,
+    count: latencies.length,
+  };
 }
 
 export async function runScaleBench(): Promise<string> {
@@ -75,7 +82,10 @@ export async function runScaleBench(): Promise<string> {
   const processes: StudioProcess[] = [];
   try {
     log('starting two gateways');
-    const [a, b] = await Promise.all([startStudio(['gateway', 'start'], env), startStudio(['gateway', 'start'], env)]);
+    const [a, b] = await Promise.all([
+      startStudio(['gateway', 'start'], env),
+      startStudio(['gateway', 'start'], env),
+    ]);
     processes.push(a!, b!);
     const urls = processes.map((p) => p.url('Studio gateway'));
     await commandLoad(urls, adminKey, 500); // warm up
@@ -109,7 +119,12 @@ export async function runScaleBench(): Promise<string> {
     const loadMs = performance.now() - loadStarted;
     log('rebuilding');
     const rebuild = await measureRebuild(big.store.events, big.store.checkpoints, plan.shape, REBUILD_EVENTS);
-    const runner = await measureRunnerStart(big.store.events, big.store.checkpoints, plan.shape, REBUILD_EVENTS);
+    const runner = await measureRunnerStart(
+      big.store.events,
+      big.store.checkpoints,
+      plan.shape,
+      REBUILD_EVENTS,
+    );
     out.push(
       `Rebuild from ${REBUILD_EVENTS.toLocaleString('en-US')} events (loaded in ${(loadMs / 1000).toFixed(1)} s):`,
       '',
