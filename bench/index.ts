@@ -1,0 +1,44 @@
+/**
+ * `npm run bench`: every benchmark, each in its own process (so one's heap and sockets do not
+ * disturb the next), printed together. BENCH_QUICK=1 for a short smoke run.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const SECTIONS = [
+  ['event store and projections (issue 2)', 'bench/run.ts'],
+  ['gateway overhead on chat completions (issue 3)', 'bench/gateway/index.ts'],
+  ['SSE fan-out (issue 5)', 'bench/sse/index.ts'],
+  ['scale-out on PostgreSQL (issue 7)', 'bench/scale/index.ts'],
+  ['Kafka forwarder (issue 7)', 'bench/forwarder/index.ts'],
+] as const;
+
+const root = join(import.meta.dirname, '..');
+
+function run(script: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
+const report: string[] = [];
+let failed = false;
+for (const [title, script] of SECTIONS) {
+  if (!existsSync(join(root, script))) {
+    report.push(`## ${title}\n\nnot run: ${script} does not exist in this checkout\n`);
+    continue;
+  }
+  process.stderr.write(`[bench] ${title}: ${script}\n`);
+  const { code, out } = await run(script);
+  if (code !== 0) failed = true;
+  report.push(out.trim() ? out.trim() : `## ${title}\n\nno output (exit ${code})`, '');
+}
+process.stdout.write(`${report.join('\n')}\n`);
+if (failed) process.exitCode = 1;
