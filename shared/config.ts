@@ -15,6 +15,15 @@ const EnvSchema = z.object({
   DATABASE_URL: optionalString,
   KURRENTDB_URL: optionalString,
   KAFKA_BROKERS: optionalString,
+  /** Topic the forwarder publishes every event to (Kafka's legal topic names). */
+  KAFKA_TOPIC: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,249}$/, 'KAFKA_TOPIC may hold letters, digits, ".", "_" and "-" only')
+      .default('studio.events'),
+  ),
+  KAFKA_CLIENT_ID: z.preprocess(blankToUndefined, z.string().default('studio')),
   ADMIN_SECRET_KEY: z.preprocess(
     blankToUndefined,
     z.string().min(32, 'ADMIN_SECRET_KEY must be at least 32 characters').optional(),
@@ -55,13 +64,19 @@ const TEN_YEARS_S = 10 * 365 * 24 * 3600;
 /** `a, b` → the origins of those URLs (http or https only, nothing after the origin). */
 const originList = z.string().transform((value, ctx) => {
   const origins: string[] = [];
-  for (const item of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     let url: URL | undefined;
     try {
       url = new URL(item);
     } catch {}
     if (!url || !/^https?:$/.test(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
-      ctx.addIssue({ code: 'custom', message: `"${item}" is not an origin such as https://console.example.com` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${item}" is not an origin such as https://console.example.com`,
+      });
       return z.NEVER;
     }
     origins.push(url.origin);
@@ -73,9 +88,15 @@ const originList = z.string().transform((value, ctx) => {
 const signupPolicy = z.string().transform((value, ctx) => {
   const v = value.trim().toLowerCase();
   if (v === 'closed' || v === 'open') return { mode: v } as const;
-  const domains = v.split(',').map((s) => s.trim().replace(/^@/, '')).filter(Boolean);
+  const domains = v
+    .split(',')
+    .map((s) => s.trim().replace(/^@/, ''))
+    .filter(Boolean);
   if (domains.length === 0 || !domains.every((d) => /^[a-z0-9.-]+\.[a-z]{2,}$/.test(d))) {
-    ctx.addIssue({ code: 'custom', message: 'closed, open, or email domains such as example.com,example.org' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'closed, open, or email domains such as example.com,example.org',
+    });
     return z.NEVER;
   }
   return { mode: 'domains', domains } as const;
@@ -93,10 +114,17 @@ export const AccountsEnvSchema = z.object({
   STUDIO_OAUTH_REDIRECT_ALLOWLIST: z.preprocess(blankToUndefined, originList.default([])),
   /** Whether a first OAuth sign-in may create an account. */
   STUDIO_OAUTH_SIGNUP: z.preprocess(blankToUndefined, signupPolicy.default({ mode: 'closed' })),
-  STUDIO_LOGIN_TOKEN_TTL_S: z.preprocess(
+  /** Lifetime of the user token a sign-in (password or OAuth) issues. */
+  STUDIO_LOGIN_TTL_S: z.preprocess(
     blankToUndefined,
-    z.coerce.number().int().min(1).max(TEN_YEARS_S).default(30 * 24 * 3600),
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(TEN_YEARS_S)
+      .default(30 * 24 * 3600),
   ),
+  /** How long an OAuth sign-in may take, and how long its result then waits to be claimed. */
   STUDIO_OAUTH_STATE_TTL_S: z.preprocess(
     blankToUndefined,
     z.coerce.number().int().min(1).max(3600).default(600),
@@ -139,6 +167,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     databaseUrl: e.DATABASE_URL,
     kurrentdbUrl: e.KURRENTDB_URL,
     kafkaBrokers: e.KAFKA_BROKERS,
+    kafkaTopic: e.KAFKA_TOPIC,
+    kafkaClientId: e.KAFKA_CLIENT_ID,
     adminSecretKey: e.ADMIN_SECRET_KEY,
     masterKey: e.STUDIO_MASTER_KEY,
     gateway: { host: e.STUDIO_GATEWAY_HOST, port: e.STUDIO_GATEWAY_PORT },

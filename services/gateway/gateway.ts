@@ -12,9 +12,11 @@ import { Authenticator, type TokenLookup } from '../../shared/http/identity.ts';
 import { ActionRegistry } from '../../shared/http/registry.ts';
 import { runAlone, runAsLeader } from '../../shared/leadership.ts';
 import { createLogger, type Logger } from '../../shared/logger.ts';
+import { accountsService } from '../accounts/actions.ts';
 import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/service.ts';
 import { auditService } from '../audit/actions.ts';
 import { envService } from '../env/actions.ts';
+import { forwarderHealth, gatewayForwarder } from '../forwarder/gateway.ts';
 import { studiosService } from '../studios/actions.ts';
 import type { GatewayContext } from './context.ts';
 import { loadKeys } from './keys.ts';
@@ -120,7 +122,8 @@ export function buildRegistry(ctx: GatewayContext, ai: AiModule): ActionRegistry
     .register(ai.service)
     .register(studiosService(ctx))
     .register(envService(ctx, declaredKeys))
-    .register(auditService(ctx));
+    .register(auditService(ctx))
+    .register(accountsService(ctx));
   return registry;
 }
 
@@ -129,11 +132,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const { ctx } = opened;
   const ai = createAiModule(ctx, { dataDir: options.config.dataDir, ...options.ai });
   const registry = buildRegistry(ctx, ai);
+  const forwarder = gatewayForwarder(options.config, ctx); // KAFKA_BROKERS set: the Kafka forwarder
   const app = createHttpApp({
     registry,
     authenticator: new Authenticator(opened.adminKey, tokenLookup(ctx)),
     logger: ctx.logger,
-    health: async () => health(ctx),
+    health: async () => ({ ...(await health(ctx)), ...(await forwarderHealth(forwarder)) }),
   });
   const { host, port } = options.config.gateway;
   let server: Server;
@@ -147,6 +151,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw error;
   }
   ai.start();
+  forwarder?.start();
   server.keepAliveTimeout = 65_000;
   const address = server.address() as AddressInfo;
   const displayHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -161,6 +166,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await forwarder?.stop();
       await ai.close();
       await opened.close();
     },

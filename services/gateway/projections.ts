@@ -1,3 +1,4 @@
+import { accountsProjection } from '../../projections/accounts.ts';
 import { envProjection } from '../../projections/env.ts';
 import { jobsProjection } from '../../projections/jobs.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
@@ -12,4 +13,5 @@ export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
   envProjection,
   usageProjection,
   jobsProjection,
+  accountsProjection,
 ];

@@ -37,8 +37,6 @@ const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, 
 const VISIBLE = 'transaction_id < pg_snapshot_xmin(pg_current_snapshot())';
 const NOTIFY_CHANNEL = 'studio_events';
 const MAX_ATTEMPTS = 5;
-/** First key of the per-stream advisory locks (the two-int4 key space never meets single-bigint keys). */
-const STREAM_LOCK_NAMESPACE = 8_600_002;
 /** Positions reserve 16 bits for the index of an event inside its append. */
 export const MAX_EVENTS_PER_APPEND = 65_536;
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../shared/crypto.ts';
+import { type GithubMock, startGithubMock } from '../accounts/support/github-mock.ts';
 import { type ApiResponse, expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 // Every route of the gateway × every identity of DESIGN.md "Identities", over real HTTP.
@@ -57,11 +58,22 @@ const MATRIX: readonly Row[] = [
   ['GET /v1/ai/jobs/content',          401,   200,  404,   403,    401,     200],
   // usage of studio A: another studio's token names a studio that is not its own
   ['GET /v1/ai/usage',                 401,   200,  403,   403,    401,     200],
+  ['POST /v1/accounts/create',         401,   403,  403,   403,    401,     201],
+  ['GET /v1/accounts/list',            401,   403,  403,   403,    401,     200],
+  ['POST /v1/accounts/remove',         401,   403,  403,   403,    401,     200],
+  // guests may sign in; a token in the header must still name the studio signed in to (A: "other" may not)
+  ['POST /v1/accounts/login',          200,   200,  403,   403,    401,     200],
+  ['POST /v1/accounts/oauth/start',    200,   200,  403,   403,    401,     200],
+  ['GET /v1/accounts/oauth/result',    200,   200,  200,   403,    401,     200],
+  // the provider's redirect back (a flow of studio A, through a GitHub stand-in); answers an HTML page
+  ['GET /v1/accounts/oauth/callback',  200,   200,  200,   403,    401,     200],
 ];
 
 /** Cells whose error is not the default of their status. */
 const CODES: Record<string, Partial<Record<Who, string>>> = {
   'GET /v1/ai/usage': { other: 'studio_mismatch' },
+  'POST /v1/accounts/login': { other: 'studio_mismatch' },
+  'POST /v1/accounts/oauth/start': { other: 'studio_mismatch' },
 };
 
 interface Fixture {
@@ -91,6 +103,47 @@ async function subjectStudio(fx: Fixture, who: Who): Promise<string> {
 }
 
 let keySeq = 0;
+
+let githubMock: Promise<GithubMock> | undefined;
+/** Sign-in with GitHub, configured once (through the env store) against a GitHub stand-in. */
+async function githubSignIn(fx: Fixture): Promise<void> {
+  if (!githubMock) {
+    githubMock = startGithubMock({
+      id: 1,
+      login: 'matrix',
+      name: 'Matrix',
+      email: null,
+      emails: [{ email: 'matrix@example.com', primary: true, verified: true }],
+    });
+    const mock = await githubMock;
+    for (const [key, value] of Object.entries({ ...mock.env(), STUDIO_OAUTH_SIGNUP: 'open' })) {
+      await fx.admin('POST', '/v1/env/upsert', { key, value });
+    }
+  }
+  await githubMock;
+}
+afterAll(async () => {
+  await (await githubMock)?.close();
+});
+
+/** An OAuth flow of studio A started by the admin: its state. */
+async function oauthStateOfA(fx: Fixture): Promise<string> {
+  await githubSignIn(fx);
+  const res = await fx.admin('POST', '/v1/accounts/oauth/start', {
+    provider: 'github',
+    studio_id: fx.studio.A,
+  });
+  return res.json.state;
+}
+
+/** An account with a password, in the studio the call is about. */
+async function accountFor(fx: Fixture, who: Who) {
+  const email = `matrix${++keySeq}@example.com`;
+  const password = 'matrix-password';
+  const studio_id = await subjectStudio(fx, who);
+  const res = await fx.admin('POST', '/v1/accounts/create', { studio_id, email, password });
+  return { studio_id, email, password, id: res.json.id as string };
+}
 
 /** A valid request for each route: valid enough that admin gets 2xx, so any refusal is about the identity. */
 const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string; body?: unknown }>> = {
@@ -155,6 +208,46 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   'GET /v1/ai/jobs/get': async (fx) => ({ path: `/v1/ai/jobs/get?id=${fx.jobOfA}` }),
   'GET /v1/ai/jobs/content': async (fx) => ({ path: `/v1/ai/jobs/content?id=${fx.jobOfA}` }),
   'GET /v1/ai/usage': async (fx) => ({ path: `/v1/ai/usage?studio_id=${fx.studio.A}` }),
+  'POST /v1/accounts/create': async (fx, who) => ({
+    path: '/v1/accounts/create',
+    body: { studio_id: await subjectStudio(fx, who), email: `matrix${++keySeq}@example.com` },
+  }),
+  'GET /v1/accounts/list': async (fx, who) => ({
+    path: `/v1/accounts/list?studio_id=${await subjectStudio(fx, who)}`,
+  }),
+  'POST /v1/accounts/remove': async (fx, who) => ({
+    path: '/v1/accounts/remove',
+    body: { account_id: (await accountFor(fx, who)).id },
+  }),
+  'POST /v1/accounts/login': async (fx, who) => {
+    const { studio_id, email, password } = await accountFor(fx, who);
+    return { path: '/v1/accounts/login', body: { studio_id, email, password } };
+  },
+  'POST /v1/accounts/oauth/start': async (fx, who) => {
+    await githubSignIn(fx);
+    return {
+      path: '/v1/accounts/oauth/start',
+      body: { provider: 'github', studio_id: await subjectStudio(fx, who) },
+    };
+  },
+  'GET /v1/accounts/oauth/result': async (fx) => ({
+    path: `/v1/accounts/oauth/result?state=${await oauthStateOfA(fx)}`,
+  }),
+  'GET /v1/accounts/oauth/callback': async (fx) => {
+    const state = await oauthStateOfA(fx);
+    const mock = await githubMock!;
+    // the browser at GitHub: it sends the browser back to the callback with a code
+    const authorize = await fetch(
+      `${mock.url}/login/oauth/authorize?${new URLSearchParams({
+        client_id: mock.clientId,
+        redirect_uri: `${fx.gw.url}/v1/accounts/oauth/callback`,
+        state,
+      })}`,
+      { redirect: 'manual' },
+    );
+    const back = new URL(authorize.headers.get('location')!);
+    return { path: `${back.pathname}${back.search}` };
+  },
 };
 
 const fx = {} as Fixture;
@@ -226,7 +319,7 @@ for (const [route, ...statuses] of MATRIX) {
         if (status < 300) {
           expect(res.status, res.text).toBe(status);
           expect(res.headers.get('content-type'), res.text).toMatch(
-            /^(application\/json|text\/event-stream|image\/)/,
+            /^(application\/json|text\/event-stream|image\/|text\/html)/,
           );
           expect(res.json?.error).toBeUndefined();
         } else {
@@ -257,7 +350,10 @@ describe('refused calls change nothing', () => {
     expect(await services('other')).toBe(200);
     expect(await services('paused')).toBe(403);
     // Only the admin and the two live users acted (the gateway records their usage); refused callers left no trace.
-    const events = (await fx.admin('GET', '/v1/audit/events?limit=1000')).json.items as { actor: string }[];
+    const events = (await fx.admin('GET', '/v1/audit/events?limit=1000')).json.items as {
+      actor: string;
+      type: string;
+    }[];
     expect(events.length).toBeGreaterThan(0);
     const tokenId = async (token: string | undefined) =>
       (await fx.admin('GET', '/v1/audit/events?type=TokenIssued&limit=1000')).json.items.find(
@@ -269,6 +365,20 @@ describe('refused calls change nothing', () => {
       `token:${await tokenId(fx.credential.user)}`,
       `token:${await tokenId(fx.credential.other)}`,
     ]);
-    for (const event of events) expect(allowed, event.actor).toContain(event.actor);
+    // Guests may sign in (login, OAuth start, callback and result): those events, and only those, are theirs.
+    const signIn = new Set([
+      'TokenIssued',
+      'LoggedIn',
+      'OAuthStarted',
+      'AccountCreated',
+      'OAuthLinked',
+      'OAuthCompleted',
+      'OAuthResultClaimed',
+    ]);
+    for (const event of events) {
+      if (event.actor === 'guest') expect(signIn, event.type).toContain(event.type);
+      else expect(allowed, event.actor).toContain(event.actor);
+    }
+    expect(events.some((e) => e.actor === 'guest')).toBe(true);
   });
 });

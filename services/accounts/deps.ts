@@ -1,0 +1,81 @@
+import { type AccountsState, accountsProjection } from '../../projections/accounts.ts';
+import { type StudioRecord, studiosProjection } from '../../projections/studios.ts';
+import { type AccountsEnv, ConfigError, parseAccountsEnv } from '../../shared/config.ts';
+import { type CommandResult, type Decider, type DomainEvent, handleCommand } from '../../shared/decider.ts';
+import { ApiError } from '../../shared/errors.ts';
+import type { ActionContext } from '../../shared/http/action.ts';
+import { EnvReader } from '../env/reader.ts';
+import { type GatewayContext, settle } from '../gateway/context.ts';
+import { KeyedLock } from './lock.ts';
+import { Passwords } from './passwords.ts';
+import { builtinProviders } from './providers/index.ts';
+import type { EnvGet, OAuthProvider, ProviderId } from './providers/types.ts';
+import { type AccountBudgets, accountBudgets } from './rate-limits.ts';
+
+/** What every action of the accounts service uses. */
+export interface AccountsDeps {
+  gw: GatewayContext;
+  env: EnvGet;
+  /** The accounts settings as the env says now (`env upsert` applies at once). */
+  settings(): AccountsEnv;
+  passwords: Passwords;
+  budgets: AccountBudgets;
+  providers: Map<ProviderId, OAuthProvider>;
+  lock: KeyedLock;
+  accounts(): AccountsState;
+  /** The studio, or undefined when there is none with this id. */
+  studio(id: string): StudioRecord | undefined;
+  /** Decides and appends a command, then waits until local read models show it. */
+  run<C, E extends DomainEvent, S>(
+    streamId: string,
+    decider: Decider<C, E, S>,
+    command: C,
+    ctx: ActionContext,
+  ): Promise<CommandResult<E, S>>;
+}
+
+export function accountsDeps(gw: GatewayContext): AccountsDeps {
+  const reader = new EnvReader(gw);
+  const env: EnvGet = (key) => reader.get(key);
+  const passwords = new Passwords(gw.secrets);
+  void passwords.warmUp();
+  return {
+    gw,
+    env,
+    settings() {
+      try {
+        return parseAccountsEnv(env);
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        gw.logger.error({ err: error }, 'the accounts settings in env are invalid');
+        throw new ApiError(
+          'internal_error',
+          'the sign-in settings of this gateway are invalid (see its log)',
+        );
+      }
+    },
+    passwords,
+    budgets: accountBudgets(),
+    providers: builtinProviders(),
+    lock: new KeyedLock(),
+    accounts: () => gw.projections.state(accountsProjection),
+    studio(id) {
+      const studios = gw.projections.state(studiosProjection);
+      return Object.hasOwn(studios, id) ? studios[id] : undefined;
+    },
+    async run(streamId, decider, command, ctx) {
+      const result = await handleCommand(gw.events, streamId, decider, command, ctx.metadata);
+      await settle(gw, result.position);
+      return result;
+    },
+  };
+}
+
+/** The caller's address (IPv4 without its IPv6 mapping), the key of per-address rate limits. */
+export function clientAddress(ctx: ActionContext): string {
+  const address = ctx.req.ip ?? ctx.req.socket.remoteAddress ?? 'unknown';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+/** Studio ids as the studios service accepts them. */
+export const STUDIO_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

@@ -1,0 +1,105 @@
+import type { Request } from 'express';
+import * as client from 'openid-client';
+import { z } from 'zod';
+import type { AccountsEnv } from '../../shared/config.ts';
+import { ApiError } from '../../shared/errors.ts';
+import { defineAction } from '../../shared/http/action.ts';
+import { studioId } from './admin.ts';
+import { type AccountsDeps, clientAddress } from './deps.ts';
+import { oauthDecider, oauthFlowId, oauthStreamId } from './oauth.ts';
+import { PROVIDER_IDS } from './providers/index.ts';
+import { ProviderError } from './providers/types.ts';
+import { rateLimited } from './rate-limits.ts';
+
+export const CALLBACK_PATH = '/v1/accounts/oauth/callback';
+
+/** `STUDIO_PUBLIC_URL` + the callback path; without it, the gateway as this request reached it. */
+export function callbackUrl(settings: AccountsEnv, req: Request): string {
+  const base =
+    settings.STUDIO_PUBLIC_URL ?? `${req.protocol}://${req.get('host') ?? req.socket.localAddress}`;
+  return `${base.replace(/\/+$/, '')}${CALLBACK_PATH}`;
+}
+
+/**
+ * `POST /v1/accounts/oauth/start`: a new sign-in flow (state, PKCE S256, and a nonce for OpenID
+ * providers) → the URL to open in a browser. The state is returned once, to the caller, and is
+ * the only way to the flow's result; the log keeps its hash and the sealed verifier and nonce.
+ */
+export function oauthStartAction(deps: AccountsDeps) {
+  return defineAction({
+    service: 'accounts',
+    action: 'oauth/start',
+    method: 'POST',
+    identities: [],
+    summary: 'Start an OAuth sign-in: the provider URL to open, and the state to poll the result with',
+    input: z.strictObject({
+      provider: z.enum(PROVIDER_IDS),
+      studio_id: studioId,
+      redirect_to: z
+        .url({ protocol: /^https?$/ })
+        .max(2000)
+        .optional(),
+    }),
+    handler: async ({ provider: providerId, studio_id, redirect_to }, ctx) => {
+      const provider = deps.providers.get(providerId)!;
+      const missing = provider.missing(deps.env);
+      if (missing.length > 0) {
+        throw new ApiError(
+          'not_found',
+          `sign-in with ${provider.name} is not configured on this gateway (set ${missing.join(', ')})`,
+          { param: 'provider' },
+        );
+      }
+      const settings = deps.settings();
+      if (
+        redirect_to !== undefined &&
+        !settings.STUDIO_OAUTH_REDIRECT_ALLOWLIST.includes(new URL(redirect_to).origin)
+      ) {
+        throw new ApiError(
+          'validation_failed',
+          'redirect_to must be on an allowed origin (STUDIO_OAUTH_REDIRECT_ALLOWLIST)',
+          { param: 'redirect_to' },
+        );
+      }
+      const address = clientAddress(ctx);
+      const wait = await deps.budgets.oauthStartsPerAddress.waitMs(address);
+      if (wait > 0) throw rateLimited(wait, 'too many sign-ins started from this address');
+      await deps.budgets.oauthStartsPerAddress.spend(address);
+
+      const state = client.randomState();
+      const codeVerifier = client.randomPKCECodeVerifier();
+      const nonce = client.randomNonce();
+      const redirectUri = callbackUrl(settings, ctx.req);
+      let authorizationUrl: URL;
+      try {
+        authorizationUrl = await provider.authorizationUrl(deps.env, {
+          redirectUri,
+          state,
+          codeChallenge: await client.calculatePKCECodeChallenge(codeVerifier),
+          nonce,
+        });
+      } catch (error) {
+        if (error instanceof ProviderError) throw new ApiError('upstream_error', error.message);
+        throw error;
+      }
+      const expiresAt = new Date(Date.now() + settings.STUDIO_OAUTH_STATE_TTL_S * 1000).toISOString();
+      const flowId = oauthFlowId(state);
+      await deps.run(
+        oauthStreamId(flowId),
+        oauthDecider,
+        {
+          type: 'StartFlow',
+          flowId,
+          provider: providerId,
+          studioId: studio_id,
+          redirectUri,
+          redirectTo: redirect_to ?? null,
+          sealedSecrets: deps.gw.secrets.encrypt(JSON.stringify({ codeVerifier, nonce })),
+          expiresAt,
+        },
+        ctx,
+      );
+      return { authorization_url: authorizationUrl.href, state, expires_at: expiresAt };
+    },
+  });
+}

@@ -1,0 +1,54 @@
+import type { StudioConfig } from '../../shared/config.ts';
+import type { Leadership } from '../../shared/leadership.ts';
+import type { GatewayContext } from '../gateway/context.ts';
+import { FORWARDER_CHECKPOINT, type ForwarderStatus, KafkaForwarder } from './kafka.ts';
+import { kafkaProducer } from './producer.ts';
+
+/** The forwarder as the gateway runs it: one per log (runAlone, or runAsLeader on PostgreSQL). */
+export interface GatewayForwarder {
+  start(): void;
+  /** The `forwarder` object of GET /health. */
+  status(): Promise<ForwarderStatus & { topic: string; leader: boolean }>;
+  stop(): Promise<void>;
+}
+
+/** `KAFKA_BROKERS=host:port,host:port` → the list; empty when unset. */
+export function parseBrokers(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** The gateway's forwarder when KAFKA_BROKERS is set, otherwise undefined. */
+export function gatewayForwarder(config: StudioConfig, ctx: GatewayContext): GatewayForwarder | undefined {
+  const brokers = parseBrokers(config.kafkaBrokers);
+  if (brokers.length === 0) return undefined;
+  const logger = ctx.logger.child({ component: 'kafka-forwarder' });
+  const topic = config.kafkaTopic;
+  const forwarder = new KafkaForwarder({
+    events: ctx.events,
+    checkpoints: ctx.checkpoints,
+    producer: () => kafkaProducer({ brokers, topic, clientId: config.kafkaClientId, logger }),
+    logger,
+  });
+  let leadership: Leadership | undefined;
+  return {
+    start() {
+      leadership ??= ctx.singleton(FORWARDER_CHECKPOINT, forwarder);
+    },
+    async status() {
+      return { ...(await forwarder.status()), topic, leader: leadership?.leading ?? false };
+    },
+    async stop() {
+      await leadership?.stop();
+    },
+  };
+}
+
+/** What GET /health adds: `{ forwarder: {...} }`, or nothing when there is no forwarder. */
+export async function forwarderHealth(
+  forwarder: GatewayForwarder | undefined,
+): Promise<{ forwarder?: Awaited<ReturnType<GatewayForwarder['status']>> }> {
+  return forwarder ? { forwarder: await forwarder.status() } : {};
+}
