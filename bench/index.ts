@@ -28,17 +28,16 @@ function run(script: string): Promise<{ code: number | null; out: string }> {
   });
 }
 
-const report: string[] = [];
+// Each section is printed as soon as it is done, so a long run shows its progress.
 let failed = false;
 for (const [title, script] of SECTIONS) {
   if (!existsSync(join(root, script))) {
-    report.push(`## ${title}\n\nnot run: ${script} does not exist in this checkout\n`);
+    process.stdout.write(`## ${title}\n\nnot run: ${script} does not exist in this checkout\n\n`);
     continue;
   }
   process.stderr.write(`[bench] ${title}: ${script}\n`);
   const { code, out } = await run(script);
   if (code !== 0) failed = true;
-  report.push(out.trim() ? out.trim() : `## ${title}\n\nno output (exit ${code})`, '');
+  process.stdout.write(`${out.trim() ? out.trim() : `## ${title}\n\nno output (exit ${code})`}\n\n`);
 }
-process.stdout.write(`${report.join('\n')}\n`);
 if (failed) process.exitCode = 1;
