@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { completionId, nowSeconds } from '../chat/ids.ts';
-import type { ChatChunk, ChatCompletion, ChatMessage, ChatRequest, ToolCall } from '../chat/wire.ts';
+import type {
+  ChatChunk,
+  ChatCompletion,
+  ChatMessage,
+  ChatRequest,
+  ChatUsage,
+  ToolCall,
+} from '../chat/wire.ts';
 import { textOf } from '../chat/wire.ts';
 
 /** Translation between OpenAI's chat format (ours) and Anthropic's Messages API, both ways. */
@@ -12,12 +19,16 @@ type Block =
       source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
     }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
+  | { type: 'tool_result'; tool_use_id: string; content: string };
 
 export interface AnthropicMessage {
   role: 'user' | 'assistant';
   content: Block[];
 }
+
+type ToolChoice = ({ type: 'auto' | 'any' | 'none' } | { type: 'tool'; name: string }) & {
+  disable_parallel_tool_use?: boolean;
+};
 
 export interface AnthropicRequest {
   model: string;
@@ -28,20 +39,23 @@ export interface AnthropicRequest {
   top_p?: number;
   stop_sequences?: string[];
   tools?: { name: string; description?: string; input_schema: unknown }[];
-  tool_choice?: { type: 'auto' | 'any' | 'none' } | { type: 'tool'; name: string };
+  tool_choice?: ToolChoice;
+  metadata?: { user_id: string };
   stream?: boolean;
 }
 
+/** Anthropic requires `max_tokens`; OpenAI's clients usually leave it out. */
 export const DEFAULT_MAX_TOKENS = 4096;
 
 function contentBlocks(content: ChatMessage['content']): Block[] {
   if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
-  if (!content) return [];
-  return content.flatMap((part): Block[] => {
-    if (part.type === 'text' && typeof part.text === 'string') return [{ type: 'text', text: part.text }];
+  return (content ?? []).flatMap((part): Block[] => {
+    if (part.type === 'text' && typeof part.text === 'string')
+      return part.text ? [{ type: 'text', text: part.text }] : [];
     if (part.type === 'image_url') {
-      const url = (part.image_url as { url?: string } | undefined)?.url ?? '';
-      const data = /^data:([^;]+);base64,(.*)$/s.exec(url);
+      const image = part.image_url as { url?: string } | string | undefined;
+      const url = typeof image === 'string' ? image : (image?.url ?? '');
+      const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
       return [
         data
           ? { type: 'image', source: { type: 'base64', media_type: data[1]!, data: data[2]! } }
@@ -52,20 +66,36 @@ function contentBlocks(content: ChatMessage['content']): Block[] {
   });
 }
 
+/** Tool arguments are a JSON string in OpenAI's format and an object in Anthropic's. */
 function parseArguments(json: string): unknown {
   try {
-    return json.trim() ? JSON.parse(json) : {};
+    const parsed: unknown = json.trim() ? JSON.parse(json) : {};
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? parsed
+      : { value: parsed };
   } catch {
     return { _raw: json };
   }
 }
 
-/** Consecutive messages of one role merge: Anthropic wants user and assistant to alternate. */
+/** Consecutive messages of one role merge (tool results included): Anthropic wants the roles to alternate. */
 function push(messages: AnthropicMessage[], role: 'user' | 'assistant', blocks: Block[]): void {
   if (blocks.length === 0) return;
   const last = messages.at(-1);
   if (last?.role === role) last.content.push(...blocks);
   else messages.push({ role, content: blocks });
+}
+
+function toolChoice(request: ChatRequest): ToolChoice | undefined {
+  const choice = request.tool_choice as string | { function?: { name?: string } } | null | undefined;
+  const parallel = request.parallel_tool_calls === false ? { disable_parallel_tool_use: true } : {};
+  if (choice == null)
+    return request.parallel_tool_calls === false ? { type: 'auto', ...parallel } : undefined;
+  if (choice === 'none') return { type: 'none' };
+  if (choice === 'required') return { type: 'any', ...parallel };
+  if (typeof choice === 'object' && choice.function?.name)
+    return { type: 'tool', name: choice.function.name, ...parallel };
+  return { type: 'auto', ...parallel };
 }
 
 export function toAnthropic(request: ChatRequest, upstreamModel: string): AnthropicRequest {
@@ -106,15 +136,17 @@ export function toAnthropic(request: ChatRequest, upstreamModel: string): Anthro
     }
   }
   const stop = request.stop as string | string[] | null | undefined;
-  const choice = request.tool_choice as string | { type: string; function?: { name: string } } | undefined;
+  const choice = request.tools?.length ? toolChoice(request) : undefined;
+  const user = typeof request.user === 'string' && request.user ? request.user : undefined;
   return {
     model: upstreamModel,
     max_tokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
     messages,
-    ...(system.length ? { system: system.join('\n\n') } : {}),
+    ...(system.some(Boolean) ? { system: system.filter(Boolean).join('\n\n') } : {}),
+    // OpenAI's temperature goes to 2, Anthropic's to 1.
     ...(request.temperature == null ? {} : { temperature: Math.min(request.temperature, 1) }),
     ...(typeof request.top_p === 'number' ? { top_p: request.top_p } : {}),
-    ...(stop ? { stop_sequences: Array.isArray(stop) ? stop : [stop] } : {}),
+    ...(stop?.length ? { stop_sequences: Array.isArray(stop) ? stop : [stop] } : {}),
     ...(request.tools?.length
       ? {
           tools: request.tools.map((t) => ({
@@ -124,62 +156,67 @@ export function toAnthropic(request: ChatRequest, upstreamModel: string): Anthro
           })),
         }
       : {}),
-    ...(choice === undefined
-      ? {}
-      : {
-          tool_choice:
-            choice === 'required'
-              ? { type: 'any' }
-              : choice === 'none'
-                ? { type: 'none' }
-                : typeof choice === 'object' && choice.function
-                  ? { type: 'tool', name: choice.function.name }
-                  : { type: 'auto' },
-        }),
+    ...(choice ? { tool_choice: choice } : {}),
+    ...(user ? { metadata: { user_id: user } } : {}),
   };
 }
 
-export const finishReason = (stop: string | null | undefined): string | null => {
+export function finishReason(stop: string | null | undefined): string | null {
   switch (stop) {
-    case 'end_turn':
-    case 'stop_sequence':
-      return 'stop';
-    case 'max_tokens':
-      return 'length';
-    case 'tool_use':
-      return 'tool_calls';
     case null:
     case undefined:
       return null;
-    default:
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'refusal':
+      return 'content_filter';
+    default: // end_turn, stop_sequence, pause_turn
       return 'stop';
   }
-};
+}
+
+export interface AnthropicUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/** Anthropic counts cached prompt tokens apart; OpenAI's `prompt_tokens` includes them. */
+const promptTokens = (usage: AnthropicUsage | undefined) =>
+  (usage?.input_tokens ?? 0) +
+  (usage?.cache_creation_input_tokens ?? 0) +
+  (usage?.cache_read_input_tokens ?? 0);
+
+const chatUsage = (prompt: number, completion: number): ChatUsage => ({
+  prompt_tokens: prompt,
+  completion_tokens: completion,
+  total_tokens: prompt + completion,
+});
+
+type ResponseBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'thinking' | 'redacted_thinking' | 'server_tool_use' };
 
 export interface AnthropicResponse {
   id: string;
-  content: (
-    | { type: 'text'; text: string }
-    | { type: 'tool_use'; id: string; name: string; input: unknown }
-    | { type: string }
-  )[];
+  content: ResponseBlock[];
   stop_reason: string | null;
-  usage: { input_tokens: number; output_tokens: number };
+  usage: AnthropicUsage;
 }
 
 export function fromAnthropic(response: AnthropicResponse, model: string): ChatCompletion {
-  const text = response.content
-    .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
-    .map((b) => b.text)
-    .join('');
-  const toolCalls: ToolCall[] = response.content
-    .filter((b): b is { type: 'tool_use'; id: string; name: string; input: unknown } => b.type === 'tool_use')
-    .map((b) => ({
-      id: b.id,
-      type: 'function',
-      function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
-    }));
-  const { input_tokens, output_tokens } = response.usage;
+  const blocks = response.content ?? [];
+  const text = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+  const toolCalls = blocks.flatMap((b): ToolCall[] =>
+    b.type === 'tool_use'
+      ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }]
+      : [],
+  );
   return {
     id: completionId(),
     object: 'chat.completion',
@@ -193,20 +230,24 @@ export function fromAnthropic(response: AnthropicResponse, model: string): ChatC
           content: text || (toolCalls.length ? null : ''),
           ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
         },
-        finish_reason: finishReason(response.stop_reason),
+        finish_reason: finishReason(response.stop_reason) ?? 'stop',
       },
     ],
-    usage: {
-      prompt_tokens: input_tokens,
-      completion_tokens: output_tokens,
-      total_tokens: input_tokens + output_tokens,
-    },
+    usage: chatUsage(promptTokens(response.usage), response.usage?.output_tokens ?? 0),
   };
 }
 
+interface StreamEvent {
+  index?: number;
+  message?: { usage?: AnthropicUsage };
+  content_block?: { type: string; id?: string; name?: string; text?: string };
+  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
+  usage?: AnthropicUsage;
+}
+
 /**
- * Anthropic's stream events → OpenAI chunks, one at a time: a role chunk first, tool calls as
- * index/id/name then argument pieces, a finish chunk, and a usage chunk when asked for.
+ * Anthropic's stream events → OpenAI chunks, one event at a time: a role chunk first, text deltas,
+ * tool calls as index/id/name then argument pieces, a finish chunk, and a usage chunk when asked for.
  */
 export function streamTranslator(model: string, includeUsage: boolean) {
   const id = completionId();
@@ -218,66 +259,55 @@ export function streamTranslator(model: string, includeUsage: boolean) {
     model,
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
+  /** Anthropic's content block index → OpenAI's tool call index. */
   const toolIndex = new Map<number, number>();
   let inputTokens = 0;
   let outputTokens = 0;
   let stop: string | null = null;
 
-  return (type: string, data: Record<string, unknown>): ChatChunk[] => {
+  return (type: string, event: StreamEvent): ChatChunk[] => {
     switch (type) {
-      case 'message_start': {
-        const usage = (data.message as { usage?: { input_tokens?: number } } | undefined)?.usage;
-        inputTokens = usage?.input_tokens ?? 0;
+      case 'message_start':
+        inputTokens = promptTokens(event.message?.usage);
+        outputTokens = event.message?.usage?.output_tokens ?? 0;
         return [chunk({ role: 'assistant', content: '' })];
-      }
       case 'content_block_start': {
-        const block = data.content_block as { type: string; id?: string; name?: string };
-        if (block.type !== 'tool_use') return [];
+        const block = event.content_block;
+        if (block?.type === 'text' && block.text) return [chunk({ content: block.text })];
+        if (block?.type !== 'tool_use') return [];
         const index = toolIndex.size;
-        toolIndex.set(data.index as number, index);
+        toolIndex.set(event.index ?? 0, index);
+        const callId = block.id ?? `toolu_${randomBytes(8).toString('hex')}`;
         return [
           chunk({
             tool_calls: [
-              {
-                index,
-                id: block.id ?? `toolu_${randomBytes(8).toString('hex')}`,
-                type: 'function',
-                function: { name: block.name ?? '', arguments: '' },
-              },
+              { index, id: callId, type: 'function', function: { name: block.name ?? '', arguments: '' } },
             ],
           }),
         ];
       }
       case 'content_block_delta': {
-        const delta = data.delta as { type: string; text?: string; partial_json?: string };
-        if (delta.type === 'text_delta') return [chunk({ content: delta.text ?? '' })];
-        if (delta.type === 'input_json_delta') {
-          const index = toolIndex.get(data.index as number) ?? 0;
-          return [chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json ?? '' } }] })];
+        const delta = event.delta;
+        if (delta?.type === 'text_delta' && delta.text) return [chunk({ content: delta.text })];
+        if (delta?.type === 'input_json_delta' && delta.partial_json) {
+          const index = toolIndex.get(event.index ?? 0) ?? 0;
+          return [chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] })];
         }
+        return []; // thinking, signatures
+      }
+      case 'message_delta':
+        stop = event.delta?.stop_reason ?? stop;
+        inputTokens = Math.max(inputTokens, promptTokens(event.usage)); // newer streams repeat it here
+        outputTokens = event.usage?.output_tokens ?? outputTokens;
         return [];
-      }
-      case 'message_delta': {
-        stop = (data.delta as { stop_reason?: string | null } | undefined)?.stop_reason ?? stop;
-        outputTokens = (data.usage as { output_tokens?: number } | undefined)?.output_tokens ?? outputTokens;
-        return [];
-      }
-      case 'message_stop': {
-        const out = [chunk({}, finishReason(stop) ?? 'stop')];
-        if (includeUsage) {
-          out.push({
-            ...chunk({}),
-            choices: [],
-            usage: {
-              prompt_tokens: inputTokens,
-              completion_tokens: outputTokens,
-              total_tokens: inputTokens + outputTokens,
-            },
-          });
-        }
-        return out;
-      }
-      default:
+      case 'message_stop':
+        return [
+          chunk({}, finishReason(stop) ?? 'stop'),
+          ...(includeUsage
+            ? [{ ...chunk({}), choices: [], usage: chatUsage(inputTokens, outputTokens) }]
+            : []),
+        ];
+      default: // ping, content_block_stop
         return [];
     }
   };

@@ -1,5 +1,4 @@
 import { ApiError } from '../../../shared/errors.ts';
-import { readSse } from '../chat/sse.ts';
 import type { ChatChunk } from '../chat/wire.ts';
 import { scrub, type UpstreamClient } from '../upstream.ts';
 import {
@@ -8,6 +7,8 @@ import {
   streamTranslator,
   toAnthropic,
 } from './anthropic-translate.ts';
+import { errorMessageOf, readEvents, readJson } from './body.ts';
+import { trimSlashes } from './openai-wire.ts';
 import type { CallContext, Modality, ModelDefinition, Provider } from './types.ts';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -25,6 +26,7 @@ const model = (name: string, description: string): ModelDefinition => ({
 });
 
 const MODELS = [
+  model('claude-opus-4-5', 'Claude Opus 4.5'),
   model('claude-opus-4-1', 'Claude Opus 4.1'),
   model('claude-sonnet-4-5', 'Claude Sonnet 4.5'),
   model('claude-haiku-4-5', 'Claude Haiku 4.5'),
@@ -32,23 +34,19 @@ const MODELS = [
 
 /** Anthropic's Messages API, translated to and from OpenAI's chat format, streaming and tools included. */
 export function anthropicProvider(upstream: UpstreamClient): Provider {
-  const send = (ctx: CallContext, body: unknown) => {
+  const send = (ctx: CallContext, body: object) => {
     const apiKey = ctx.env.get('ANTHROPIC_API_KEY');
-    const base = (ctx.env.get('ANTHROPIC_BASE_URL') ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-    return {
-      apiKey,
-      response: upstream.send({
-        url: `${base}/v1/messages`,
-        headers: {
-          'content-type': 'application/json',
-          'anthropic-version': VERSION,
-          ...(apiKey ? { 'x-api-key': apiKey } : {}),
-        },
-        body: JSON.stringify(body),
-        signal: ctx.signal,
-        secrets: [apiKey],
-      }),
-    };
+    return upstream.send({
+      url: `${trimSlashes(ctx.env.get('ANTHROPIC_BASE_URL') || DEFAULT_BASE_URL)}/v1/messages`,
+      headers: {
+        'content-type': 'application/json',
+        'anthropic-version': VERSION,
+        ...(apiKey ? { 'x-api-key': apiKey } : {}),
+      },
+      body: JSON.stringify(body),
+      signal: ctx.signal,
+      secrets: [apiKey],
+    });
   };
 
   return {
@@ -65,26 +63,28 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
     models: () => MODELS,
 
     async chat(m, request, ctx) {
-      const { response } = send(ctx, toAnthropic(request, m.upstreamModel));
-      return fromAnthropic((await (await response).body.json()) as AnthropicResponse, m.id);
+      const response = await send(ctx, toAnthropic(request, m.upstreamModel));
+      const message = await readJson<AnthropicResponse>(response, ctx.signal);
+      if (!Array.isArray(message?.content))
+        throw new ApiError('upstream_error', 'the upstream answered a message without content');
+      return fromAnthropic(message, m.id);
     },
 
     async chatStream(m, request, ctx) {
-      const { response, apiKey } = send(ctx, { ...toAnthropic(request, m.upstreamModel), stream: true });
-      const body = (await response).body;
+      const response = await send(ctx, { ...toAnthropic(request, m.upstreamModel), stream: true });
       const translate = streamTranslator(m.id, request.stream_options?.include_usage === true);
+      const secrets = [ctx.env.get('ANTHROPIC_API_KEY')];
       return (async function* (): AsyncGenerator<ChatChunk> {
-        for await (const event of readSse(body)) {
-          const data = JSON.parse(event.data) as Record<string, unknown>;
-          const type = event.event ?? (data.type as string);
-          if (type === 'error') {
-            const message =
-              (data.error as { message?: string } | undefined)?.message ?? 'the upstream failed mid-stream';
-            throw new ApiError('upstream_error', scrub(message, [apiKey]));
-          }
+        for await (const { event, data } of readEvents(response, ctx.signal)) {
+          if (data === '[DONE]') continue;
+          const type = event ?? String(data.type);
+          const failure =
+            errorMessageOf(data) ?? (type === 'error' ? 'the upstream failed mid-answer' : undefined);
+          if (failure !== undefined) throw new ApiError('upstream_error', scrub(failure, secrets));
           yield* translate(type, data);
           if (type === 'message_stop') return;
         }
+        throw new ApiError('upstream_error', 'the upstream stream ended before message_stop');
       })();
     },
   };

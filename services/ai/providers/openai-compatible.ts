@@ -1,15 +1,24 @@
 import type { UpstreamClient } from '../upstream.ts';
-import { openAiChat } from './openai-wire.ts';
-import type { ModelDefinition, Provider } from './types.ts';
+import { openAiApi, openAiChat, trimSlashes } from './openai-wire.ts';
+import type { EnvLookup, ModelDefinition, Provider } from './types.ts';
+
+const modelNames = (env: EnvLookup) => [
+  ...new Set(
+    (env.get('OPENAI_COMPATIBLE_MODELS') ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+  ),
+];
 
 /**
  * Any server that speaks OpenAI's chat completions (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter,
- * Groq…): its base URL and model names come from env; bodies pass through.
+ * Groq…): its base URL and model names come from env; bodies pass through but for `model`.
  */
 export function openAiCompatibleProvider(upstream: UpstreamClient): Provider {
-  const chat = openAiChat(upstream, (ctx) => ({
-    baseUrl: (ctx.env.get('OPENAI_COMPATIBLE_BASE_URL') ?? '').replace(/\/+$/, ''),
-    apiKey: ctx.env.get('OPENAI_COMPATIBLE_API_KEY'),
+  const api = openAiApi(upstream, (env) => ({
+    baseUrl: trimSlashes(env.get('OPENAI_COMPATIBLE_BASE_URL') ?? ''),
+    apiKey: env.get('OPENAI_COMPATIBLE_API_KEY') || undefined,
   }));
   return {
     id: 'compat',
@@ -22,7 +31,7 @@ export function openAiCompatibleProvider(upstream: UpstreamClient): Provider {
       },
       {
         key: 'OPENAI_COMPATIBLE_MODELS',
-        description: 'Comma-separated model names served there',
+        description: 'Comma-separated model names served there, e.g. llama3.1,qwen2.5',
         required: true,
       },
       {
@@ -31,12 +40,8 @@ export function openAiCompatibleProvider(upstream: UpstreamClient): Provider {
         required: false,
       },
     ],
-    models(env) {
-      const names = (env.get('OPENAI_COMPATIBLE_MODELS') ?? '')
-        .split(',')
-        .map((n) => n.trim())
-        .filter(Boolean);
-      return names.map(
+    models: (env) =>
+      modelNames(env).map(
         (name): ModelDefinition => ({
           id: `compat/${name}`,
           name,
@@ -46,8 +51,7 @@ export function openAiCompatibleProvider(upstream: UpstreamClient): Provider {
           meta: {},
           upstreamModel: name,
         }),
-      );
-    },
-    ...chat,
+      ),
+    ...openAiChat(api),
   };
 }

@@ -1,36 +1,77 @@
 import { ApiError } from '../../../shared/errors.ts';
-import { readSse } from '../chat/sse.ts';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat/wire.ts';
-import { scrub, type UpstreamClient } from '../upstream.ts';
-import type { CallContext, ModelDefinition } from './types.ts';
+import { scrub, type UpstreamClient, type UpstreamResponse } from '../upstream.ts';
+import { errorMessageOf, readEvents, readJson } from './body.ts';
+import type { CallContext, EnvLookup, ModelDefinition } from './types.ts';
 
-/** Where an OpenAI-style upstream is and how to authenticate to it. */
+/** Where an OpenAI-style API is and the key it wants, read from env at each call. */
 export interface OpenAiEndpoint {
   baseUrl: string;
   apiKey: string | undefined;
 }
 
-export const jsonHeaders = (endpoint: OpenAiEndpoint): Record<string, string> => ({
-  'content-type': 'application/json',
-  ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
-});
+export const trimSlashes = (url: string) => url.replace(/\/+$/, '');
+
+export interface OpenAiCall {
+  method?: 'GET' | 'POST';
+  /** Sent as JSON. */
+  json?: unknown;
+  /** Sent as is, with `contentType`. */
+  body?: Buffer;
+  contentType?: string;
+  accept?: string;
+}
+
+/** Calls to one OpenAI-style API through the shared upstream client, bearer key included. */
+export function openAiApi(upstream: UpstreamClient, endpointOf: (env: EnvLookup) => OpenAiEndpoint) {
+  return {
+    secrets: (ctx: CallContext) => [endpointOf(ctx.env).apiKey],
+    send(ctx: CallContext, path: string, call: OpenAiCall = {}): Promise<UpstreamResponse> {
+      const { baseUrl, apiKey } = endpointOf(ctx.env);
+      const headers: Record<string, string> = {};
+      let body: string | Buffer | undefined;
+      if (call.json !== undefined) {
+        headers['content-type'] = 'application/json';
+        body = JSON.stringify(call.json);
+      } else if (call.body !== undefined) {
+        headers['content-type'] = call.contentType ?? 'application/octet-stream';
+        body = call.body;
+      }
+      if (call.accept) headers.accept = call.accept;
+      if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+      return upstream.send({
+        url: `${baseUrl}${path}`,
+        method: call.method ?? 'POST',
+        headers,
+        ...(body === undefined ? {} : { body }),
+        signal: ctx.signal,
+        secrets: [apiKey],
+      });
+    },
+  };
+}
+export type OpenAiApi = ReturnType<typeof openAiApi>;
 
 /**
- * Chat over OpenAI's wire format: the body passes through untouched but for `model` (tools,
- * tool_calls, response_format, logprobs… survive), and answers come back as they are.
+ * Chat over OpenAI's wire format, shared by `openai` and `openai-compatible`: the body passes
+ * through untouched but for `model` (tools, tool_calls, response_format, logprobs… survive), and
+ * answers come back as they are. `adapt` lets a provider adjust a request for a model.
  */
-export function openAiChat(upstream: UpstreamClient, endpointOf: (ctx: CallContext) => OpenAiEndpoint) {
+export function openAiChat(
+  api: OpenAiApi,
+  adapt: (request: ChatRequest, model: ModelDefinition) => ChatRequest = (request) => request,
+) {
   return {
     async chat(model: ModelDefinition, request: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
-      const endpoint = endpointOf(ctx);
-      const response = await upstream.send({
-        url: `${endpoint.baseUrl}/chat/completions`,
-        headers: jsonHeaders(endpoint),
-        body: JSON.stringify({ ...request, model: model.upstreamModel, stream: false }),
-        signal: ctx.signal,
-        secrets: [endpoint.apiKey],
+      // `stream_options` is refused by OpenAI unless streaming.
+      const { stream, stream_options: _options, ...body } = adapt(request, model);
+      const response = await api.send(ctx, '/chat/completions', {
+        json: { ...body, model: model.upstreamModel, ...(stream == null ? {} : { stream: false }) },
       });
-      return (await response.body.json()) as ChatCompletion;
+      const completion = await readJson<ChatCompletion>(response, ctx.signal);
+      if (!Array.isArray(completion?.choices))
+        throw new ApiError('upstream_error', 'the upstream answered a chat completion without choices');
+      return completion;
     },
 
     async chatStream(
@@ -38,36 +79,27 @@ export function openAiChat(upstream: UpstreamClient, endpointOf: (ctx: CallConte
       request: ChatRequest,
       ctx: CallContext,
     ): Promise<AsyncIterable<ChatChunk>> {
-      const endpoint = endpointOf(ctx);
-      const response = await upstream.send({
-        url: `${endpoint.baseUrl}/chat/completions`,
-        headers: { ...jsonHeaders(endpoint), accept: 'text/event-stream' },
-        body: JSON.stringify({ ...request, model: model.upstreamModel, stream: true }),
-        signal: ctx.signal,
-        secrets: [endpoint.apiKey],
+      const response = await api.send(ctx, '/chat/completions', {
+        json: { ...adapt(request, model), model: model.upstreamModel, stream: true },
+        accept: 'text/event-stream',
       });
-      return chunksOf(response.body, [endpoint.apiKey]);
+      return chunksOf(response, ctx.signal, api.secrets(ctx));
     },
   };
 }
 
-/** Parses an OpenAI SSE body chunk by chunk; `[DONE]` ends it, an `{error}` event throws. */
+/** An OpenAI SSE body, chunk by chunk as it arrives: `[DONE]` ends it, an `{error}` event throws. */
 async function* chunksOf(
-  body: AsyncIterable<Buffer>,
+  response: UpstreamResponse,
+  signal: AbortSignal,
   secrets: readonly (string | undefined)[],
 ): AsyncGenerator<ChatChunk> {
-  for await (const event of readSse(body)) {
-    if (event.data === '[DONE]') return;
-    let parsed: ChatChunk & { error?: { message?: string } };
-    try {
-      parsed = JSON.parse(event.data);
-    } catch {
-      throw new ApiError('upstream_error', 'the upstream sent a chunk that is not JSON');
-    }
-    if (parsed.error) {
-      const message = parsed.error.message ?? 'the upstream failed mid-stream';
-      throw new ApiError('upstream_error', scrub(message, secrets));
-    }
-    yield parsed;
+  for await (const { event, data } of readEvents(response, signal)) {
+    if (data === '[DONE]') return;
+    const failure =
+      errorMessageOf(data) ?? (event === 'error' ? 'the upstream failed mid-answer' : undefined);
+    if (failure !== undefined) throw new ApiError('upstream_error', scrub(failure, secrets));
+    // Some servers leave `choices` out of their usage chunk.
+    yield { ...data, choices: Array.isArray(data.choices) ? data.choices : [] } as ChatChunk;
   }
 }

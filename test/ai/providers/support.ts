@@ -1,0 +1,152 @@
+import { createParser } from 'eventsource-parser';
+import OpenAI from 'openai';
+import { builtinProviders } from '../../../services/ai/providers/index.ts';
+import { UpstreamClient, type UpstreamOptions } from '../../../services/ai/upstream.ts';
+import { type ApiResponse, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { Json } from '../../support/mock-upstreams.ts';
+
+/** Fast upstream options for tests: small backoff, short timeouts (undici checks them every ~0.5 s). */
+export const FAST_UPSTREAM: UpstreamOptions = {
+  timeoutMs: 300,
+  idleTimeoutMs: 300,
+  retries: 2,
+  retryBaseMs: 1,
+};
+
+export interface ProviderGateway {
+  gw: TestGateway;
+  /** A user token of studio `p`. */
+  token: string;
+  admin: string;
+  /** The official `openai` client pointed at the gateway. */
+  client(): OpenAI;
+  /** POST with the user token. */
+  post(path: string, body: unknown): Promise<ApiResponse>;
+  get(path: string, token?: string): Promise<ApiResponse>;
+  /** POST with the user token, answer read as SSE: the raw response, its events as they arrive. */
+  stream(
+    path: string,
+    body: unknown,
+    signal?: AbortSignal,
+  ): Promise<{ response: Response; events: SseEvents }>;
+  setEnv(key: string, value: string): Promise<void>;
+  removeEnv(key: string): Promise<void>;
+  /** Model ids in `GET /v1/ai/models` for the user. */
+  userModelIds(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** The real gateway (memory store) with the built-in providers, a studio `p` and a user token. */
+export async function startProviderGateway(options: {
+  processEnv?: NodeJS.ProcessEnv;
+  upstream?: Partial<UpstreamOptions>;
+}): Promise<ProviderGateway> {
+  const gw = await startTestGateway({
+    store: 'memory',
+    logLevel: 'silent',
+    processEnv: options.processEnv ?? {},
+    ai: {
+      upstream: new UpstreamClient({ ...FAST_UPSTREAM, ...options.upstream }),
+      providers: builtinProviders,
+      jobPollMs: 5,
+    },
+  });
+  const admin = gw.adminKey;
+  const ok = (res: ApiResponse) => {
+    if (res.status >= 300) throw new Error(`${res.status} ${res.text}`);
+    return res;
+  };
+  ok(await gw.api('POST', '/v1/studios/create', { token: admin, body: { name: 'P', studio_id: 'p' } }));
+  const token: string = ok(
+    await gw.api('POST', '/v1/studios/tokens/apply', { token: admin, body: { studio_id: 'p' } }),
+  ).json.user_token;
+
+  return {
+    gw,
+    token,
+    admin,
+    client: () => new OpenAI({ baseURL: `${gw.url}/v1/ai`, apiKey: token, maxRetries: 0 }),
+    post: (path, body) => gw.api('POST', path, { token, body }),
+    get: (path, as = token) => gw.api('GET', path, { token: as }),
+    async stream(path, body, signal) {
+      const response = await fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        ...(signal ? { signal } : {}),
+      });
+      return { response, events: new SseEvents(response) };
+    },
+    async setEnv(key, value) {
+      ok(await gw.api('POST', '/v1/env/upsert', { token: admin, body: { key, value } }));
+    },
+    async removeEnv(key) {
+      ok(await gw.api('POST', '/v1/env/remove', { token: admin, body: { key } }));
+    },
+    async userModelIds() {
+      return ok(await gw.api('GET', '/v1/ai/models', { token })).json.items.map((m: { id: string }) => m.id);
+    },
+    close: () => gw.close(),
+  };
+}
+
+export interface SseEvent {
+  event: string | undefined;
+  /** The data, parsed when it is JSON (`[DONE]` stays a string). */
+  data: Json;
+}
+
+/** Server-sent events of a fetch response, read one at a time as they arrive. */
+export class SseEvents {
+  #reader: ReadableStreamDefaultReader<Uint8Array>;
+  #pending: SseEvent[] = [];
+  #decoder = new TextDecoder();
+  #parser = createParser({
+    onEvent: ({ event, data }) => {
+      let parsed: unknown = data;
+      try {
+        parsed = JSON.parse(data);
+      } catch {
+        // `[DONE]`
+      }
+      this.#pending.push({ event, data: parsed });
+    },
+  });
+
+  constructor(response: Response) {
+    if (!response.body) throw new Error('no body');
+    this.#reader = response.body.getReader();
+  }
+
+  /** The next event, or undefined once the body has ended. */
+  async next(): Promise<SseEvent | undefined> {
+    while (this.#pending.length === 0) {
+      const { done, value } = await this.#reader.read();
+      if (done) return undefined;
+      this.#parser.feed(this.#decoder.decode(value, { stream: true }));
+    }
+    return this.#pending.shift();
+  }
+
+  /** Every remaining event. */
+  async rest(): Promise<SseEvent[]> {
+    const all: SseEvent[] = [];
+    for (let e = await this.next(); e; e = await this.next()) all.push(e);
+    return all;
+  }
+}
+
+/** Polls `jobs/get` until the job satisfies `done` (2 s at most). */
+export async function waitForJob(
+  pg: ProviderGateway,
+  id: string,
+  done: (job: Json) => boolean,
+): Promise<Json> {
+  let job: Json;
+  for (let i = 0; i < 400; i++) {
+    job = (await pg.get(`/v1/ai/jobs/get?id=${id}`)).json.job;
+    if (done(job)) return job;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`job ${id} is still ${JSON.stringify(job)}`);
+}

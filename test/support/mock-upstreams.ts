@@ -1,0 +1,305 @@
+import type { ServerResponse } from 'node:http';
+import { type MockHandler, mockUpstream, type Recorded, sendJson } from './mock-upstream.ts';
+
+/**
+ * Mock upstreams on loopback (plain node:http) that speak OpenAI's and Anthropic's wire formats.
+ * By default they answer chat requests the way the real APIs do (JSON, or SSE when `stream` is
+ * true), echoing the last user text; a test scripts anything else: exact answers, streams held
+ * between two events, error bodies, silence.
+ */
+
+export type { MockHandler, Recorded };
+export { sendJson };
+
+/** A JSON body as the mock received it. */
+// biome-ignore lint/suspicious/noExplicitAny: parsed request bodies, compared whole by the tests.
+export type Json = any;
+
+export interface WireMock {
+  url: string;
+  /** Every request received since the last `reset`, in order. */
+  requests: Recorded[];
+  /** The JSON body of request `n` (default: the last one). */
+  body(n?: number): Json;
+  /** Answers every request with `handler` until `reset`. */
+  reply(handler: MockHandler): void;
+  /** Answers the next requests with these handlers, one each, then falls back to the current one. */
+  script(...handlers: MockHandler[]): void;
+  /** Forgets requests and scripts; answers the default way again. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+async function wireMock(defaultHandler: MockHandler): Promise<WireMock> {
+  let current = defaultHandler;
+  const queue: MockHandler[] = [];
+  const server = await mockUpstream((req, res) => (queue.shift() ?? current)(req, res));
+  return {
+    url: server.url,
+    requests: server.requests,
+    body(n) {
+      const request = n === undefined ? server.requests.at(-1) : server.requests[n];
+      if (!request) throw new Error(`the mock has no request ${n ?? '(last)'}`);
+      return JSON.parse(request.body.toString());
+    },
+    reply(handler) {
+      current = handler;
+    },
+    script(...handlers) {
+      queue.push(...handlers);
+    },
+    reset() {
+      server.requests.length = 0;
+      queue.length = 0;
+      current = defaultHandler;
+    },
+    close: () => server.close(),
+  };
+}
+
+/** A promise opened by hand: holds a mock between two events until the test has seen the first. */
+export function gate(): { wait: Promise<void>; open(): void } {
+  let open = () => {};
+  const wait = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { wait, open };
+}
+
+/** Starts an SSE answer; each event is written (and so flushed) at once. */
+export function sse(res: ServerResponse) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.flushHeaders();
+  return {
+    send(data: unknown, event?: string) {
+      const text = typeof data === 'string' ? data : JSON.stringify(data);
+      res.write(`${event ? `event: ${event}\n` : ''}data: ${text}\n\n`);
+    },
+    end: () => res.end(),
+  };
+}
+
+/** Handlers for failures every upstream has. */
+export const faults = {
+  /** Answers `status` with a JSON body. */
+  status:
+    (status: number, body: unknown, headers: Record<string, string> = {}): MockHandler =>
+    (_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(body));
+    },
+  /** Takes the request and never answers. */
+  silence: (): MockHandler => () => undefined,
+  /** Sends the headers and part of a JSON body, then goes silent. */
+  stallMidBody: (): MockHandler => (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"id":"half an ans');
+  },
+};
+
+const lastUserText = (body: Json): string => {
+  const message = [...(body.messages ?? [])].reverse().find((m: Json) => m.role === 'user');
+  if (!message) return '';
+  if (typeof message.content === 'string') return message.content;
+  return (message.content ?? [])
+    .filter((part: Json) => part.type === 'text')
+    .map((part: Json) => part.text)
+    .join('');
+};
+const words = (text: string) => text.split(/(?<=\s)/).filter(Boolean);
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI
+
+export const openAiWire = {
+  completion(
+    message: { content: string | null; tool_calls?: unknown[]; [key: string]: unknown },
+    options: { model?: string; finish_reason?: string; usage?: unknown; [key: string]: unknown } = {},
+  ) {
+    const { model = 'gpt-4.1-mini', finish_reason, usage, ...extra } = options;
+    return {
+      id: 'chatcmpl-mock',
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', refusal: null, ...message },
+          logprobs: null,
+          finish_reason: finish_reason ?? (message.tool_calls ? 'tool_calls' : 'stop'),
+        },
+      ],
+      usage: usage ?? { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+      ...extra,
+    };
+  },
+  chunk(delta: Record<string, unknown>, finish: string | null = null, model = 'gpt-4.1-mini') {
+    return {
+      id: 'chatcmpl-mock',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    };
+  },
+  usageChunk(usage: { prompt_tokens: number; completion_tokens: number }, model = 'gpt-4.1-mini') {
+    return {
+      id: 'chatcmpl-mock',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model,
+      choices: [],
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    };
+  },
+  error(message: string, type = 'invalid_request_error', code: string | null = null) {
+    return { error: { message, type, param: null, code } };
+  },
+};
+
+/** Streams OpenAI chunks then `[DONE]`; waits on `hold` (if any) after the chunk at `holdAfter`. */
+export function openAiStream(chunks: unknown[], hold?: { after: number; wait: Promise<void> }): MockHandler {
+  return async (_req, res) => {
+    const out = sse(res);
+    for (const [i, chunk] of chunks.entries()) {
+      out.send(chunk);
+      if (hold && i === hold.after) await hold.wait;
+    }
+    out.send('[DONE]');
+    out.end();
+  };
+}
+
+/** OpenAI's chat completions: "Echo: <last user text>", as JSON or streamed word by word. */
+const openAiDefault: MockHandler = (req, res) => {
+  if (req.method !== 'POST' || !req.path.endsWith('/chat/completions'))
+    return sendJson(res, 404, openAiWire.error(`Invalid URL (${req.method} ${req.path})`));
+  const body = JSON.parse(req.body.toString());
+  const text = `Echo: ${lastUserText(body)}`;
+  const usage = { prompt_tokens: words(lastUserText(body)).length, completion_tokens: words(text).length };
+  if (!body.stream) {
+    return sendJson(
+      res,
+      200,
+      openAiWire.completion(
+        { content: text },
+        {
+          model: body.model,
+          usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+        },
+      ),
+    );
+  }
+  const chunks = [
+    openAiWire.chunk({ role: 'assistant', content: '' }, null, body.model),
+    ...words(text).map((word) => openAiWire.chunk({ content: word }, null, body.model)),
+    openAiWire.chunk({}, 'stop', body.model),
+    ...(body.stream_options?.include_usage ? [openAiWire.usageChunk(usage, body.model)] : []),
+  ];
+  return openAiStream(chunks)(req, res);
+};
+
+export const openAiMock = () => wireMock(openAiDefault);
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic
+
+export const anthropicWire = {
+  message(
+    content: unknown[],
+    options: { stop_reason?: string; usage?: Record<string, number>; model?: string } = {},
+  ) {
+    return {
+      id: 'msg_mock',
+      type: 'message',
+      role: 'assistant',
+      model: options.model ?? 'claude-sonnet-4-5',
+      content,
+      stop_reason: options.stop_reason ?? 'end_turn',
+      stop_sequence: null,
+      usage: options.usage ?? { input_tokens: 7, output_tokens: 3 },
+    };
+  },
+  /** One stream event: `[name, data]`, the data carrying its `type` as Anthropic's do. */
+  event(type: string, data: Record<string, unknown> = {}): [string, Record<string, unknown>] {
+    return [type, { type, ...data }];
+  },
+  error(message: string, type = 'invalid_request_error') {
+    return { type: 'error', error: { type, message } };
+  },
+};
+
+/** The events of a whole streamed answer made of text blocks and tool_use blocks. */
+export function anthropicEvents(
+  blocks: ({ text: string[] } | { tool: { id: string; name: string }; json: string[] })[],
+  options: { stop_reason?: string; input_tokens?: number; output_tokens?: number } = {},
+): [string, Record<string, unknown>][] {
+  const { event } = anthropicWire;
+  return [
+    event('message_start', {
+      message: {
+        id: 'msg_mock',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: options.input_tokens ?? 7, output_tokens: 1 },
+      },
+    }),
+    event('ping'),
+    ...blocks.flatMap((block, index) => [
+      'text' in block
+        ? event('content_block_start', { index, content_block: { type: 'text', text: '' } })
+        : event('content_block_start', {
+            index,
+            content_block: { type: 'tool_use', id: block.tool.id, name: block.tool.name, input: {} },
+          }),
+      ...('text' in block
+        ? block.text.map((text) =>
+            event('content_block_delta', { index, delta: { type: 'text_delta', text } }),
+          )
+        : block.json.map((partial_json) =>
+            event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } }),
+          )),
+      event('content_block_stop', { index }),
+    ]),
+    event('message_delta', {
+      delta: { stop_reason: options.stop_reason ?? 'end_turn', stop_sequence: null },
+      usage: { output_tokens: options.output_tokens ?? 3 },
+    }),
+    event('message_stop'),
+  ];
+}
+
+/** Streams Anthropic events (`event:` line and data); waits on `hold` after the event at `hold.after`. */
+export function anthropicStream(
+  events: [string, Record<string, unknown>][],
+  hold?: { after: number; wait: Promise<void> },
+): MockHandler {
+  return async (_req, res) => {
+    const out = sse(res);
+    for (const [i, [type, data]] of events.entries()) {
+      out.send(data, type);
+      if (hold && i === hold.after) await hold.wait;
+    }
+    out.end();
+  };
+}
+
+/** Anthropic's Messages API: "Echo: <last user text>", as JSON or streamed word by word. */
+const anthropicDefault: MockHandler = (req, res) => {
+  if (req.method !== 'POST' || req.path !== '/v1/messages')
+    return sendJson(res, 404, anthropicWire.error(`Not found: ${req.path}`, 'not_found_error'));
+  if (!req.headers['x-api-key'])
+    return sendJson(res, 401, anthropicWire.error('x-api-key header is required', 'authentication_error'));
+  const body = JSON.parse(req.body.toString());
+  const text = `Echo: ${lastUserText(body)}`;
+  const usage = { input_tokens: words(lastUserText(body)).length, output_tokens: words(text).length };
+  if (!body.stream)
+    return sendJson(res, 200, anthropicWire.message([{ type: 'text', text }], { usage, model: body.model }));
+  return anthropicStream(anthropicEvents([{ text: words(text) }], usage))(req, res);
+};
+
+export const anthropicMock = () => wireMock(anthropicDefault);
