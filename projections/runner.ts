@@ -29,6 +29,7 @@ export class ProjectionRunner {
   #waiters: { position: number; resolve: () => void }[] = [];
   #position = 0;
   #sinceSnapshot = 0;
+  #live = false;
   #snapshotTimer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | undefined;
 
@@ -86,6 +87,7 @@ export class ProjectionRunner {
     });
     for await (const item of subscription) {
       if (isCaughtUp(item)) {
+        this.#live = true;
         this.#scheduleSnapshot(0);
         caughtUp();
         continue;
@@ -102,6 +104,8 @@ export class ProjectionRunner {
     }
     this.#position = event.position;
     if (this.#waiters.length > 0) this.#wake();
+    // While catching up, one snapshot at the end is enough: each one serializes every read model.
+    if (!this.#live) return;
     if (++this.#sinceSnapshot >= SNAPSHOT_EVERY_EVENTS) void this.snapshot();
     else this.#scheduleSnapshot(SNAPSHOT_DELAY_MS);
   }
