@@ -64,6 +64,7 @@ export class KafkaForwarder implements SingletonTask {
     retry: { initialMs: number; maxMs: number };
   };
   #running = false;
+  #lastRun = Promise.resolve();
   #state: ForwarderState = 'stopped';
   #connected = false;
   /** Last position the broker acknowledged, and the last one saved as the checkpoint. */
@@ -88,8 +89,17 @@ export class KafkaForwarder implements SingletonTask {
     if (!(this.#o.batchSize >= 1)) throw new Error('batchSize must be at least 1');
   }
 
-  async run(signal: AbortSignal): Promise<void> {
-    if (this.#running) throw new Error('this kafka forwarder is already running');
+  /**
+   * Forwards until `signal` aborts. A second call (leadership lost, then taken again) first waits
+   * for the previous run to have stopped: never two runs at once in one process.
+   */
+  run(signal: AbortSignal): Promise<void> {
+    const run = this.#lastRun.then(() => this.#forward(signal));
+    this.#lastRun = run.catch(() => undefined);
+    return run;
+  }
+
+  async #forward(signal: AbortSignal): Promise<void> {
     this.#running = true;
     this.#state = 'connecting';
     this.#connected = false;
@@ -130,13 +140,13 @@ export class KafkaForwarder implements SingletonTask {
         if (!acked) break; // stopped before the ack: they go again after the restart
         queue.drop(batch.length);
         this.#acknowledged(batch);
-        await this.#saveCheckpoint();
+        await settle(this.#saveCheckpoint(), signal, this.#o.stopGraceMs);
       }
     } finally {
       stop.abort();
       signal.removeEventListener('abort', onAbort);
       clearInterval(lagTimer);
-      if (this.#saved < this.#position) await this.#saveCheckpoint();
+      if (this.#saved < this.#position) await settle(this.#saveCheckpoint(), AbortSignal.timeout(5_000), 0);
       if (producer) await settle(producer.disconnect(), AbortSignal.timeout(2_000), 0).catch(() => undefined);
       await pump;
       this.#state = 'stopped';

@@ -19,5 +19,6 @@ const forwarder = new KafkaForwarder({
   logger,
   batchSize: Number(env.FWD_BATCH),
 });
+setInterval(() => undefined, 1 << 30); // stays up until killed
 process.stdout.write('forwarding\n');
 await forwarder.run(new AbortController().signal);

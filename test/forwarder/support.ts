@@ -63,13 +63,24 @@ export async function startMockCluster(): Promise<Cluster> {
 /** A topic name nobody used before. */
 export const freshTopic = (prefix: string) => `${prefix}-${Date.now()}-${randomBytes(3).toString('hex')}`;
 
-/** On a real broker, creates the topic with 4 partitions (the mock cluster creates it on first use). */
+/**
+ * On a real broker, creates the topic with 4 partitions. The mock cluster creates topics on first
+ * use (4 partitions) and has no controller for CreateTopics; a broker that refuses is left to
+ * auto-create it too.
+ */
 export async function createTopic(cluster: Cluster, topic: string): Promise<void> {
   if (cluster.mock) return;
-  const admin = new Kafka({ clientId: 'studio-test', brokers: cluster.brokers, logLevel: logLevel.NOTHING }).admin();
+  const admin = new Kafka({
+    clientId: 'studio-test',
+    brokers: cluster.brokers,
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 1 },
+  }).admin();
   await admin.connect();
   try {
     await admin.createTopics({ topics: [{ topic, numPartitions: 4 }], waitForLeaders: true });
+  } catch (error) {
+    console.log(`[forwarder] could not create ${topic} (${String(error)}); relying on auto-creation`);
   } finally {
     await admin.disconnect();
   }
@@ -99,7 +110,11 @@ export interface TopicRecord {
 }
 
 /** Every record of the topic, from the beginning to the end it had when called, via a kafkajs consumer. */
-export async function readTopic(brokers: string[], topic: string, timeoutMs = 30_000): Promise<TopicRecord[]> {
+export async function readTopic(
+  brokers: string[],
+  topic: string,
+  timeoutMs = 30_000,
+): Promise<TopicRecord[]> {
   const kafka = new Kafka({ clientId: 'studio-test-reader', brokers, logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
@@ -126,7 +141,8 @@ export async function readTopic(brokers: string[], topic: string, timeoutMs = 30
     const pending = new Set(ends.keys());
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new Error(`read ${records.length} records; partitions ${[...pending]} not at their end`)),
+        () =>
+          reject(new Error(`read ${records.length} records; partitions ${[...pending]} not at their end`)),
         timeoutMs,
       );
       void consumer
@@ -157,6 +173,18 @@ export async function readTopic(brokers: string[], topic: string, timeoutMs = 30
     await consumer.disconnect();
   }
   return records;
+}
+
+/** How many partitions the topic has. */
+export async function partitionCount(brokers: string[], topic: string): Promise<number> {
+  const admin = new Kafka({ clientId: 'studio-test-reader', brokers, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+    return topics[0]!.partitions.length;
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 export interface Delivery {
