@@ -1,18 +1,24 @@
 import { join } from 'node:path';
+import pg from 'pg';
 import {
+  type Checkpoint,
   type CheckpointStore,
   MemoryCheckpointStore,
   SqlCheckpointStore,
 } from '../../projections/checkpoints.ts';
+import { openKurrentDbStore, redactConnectionString } from './kurrentdb.ts';
 import { MemoryEventStore } from './memory.ts';
+import { migrate } from './migrations.ts';
 import { openPgliteStore } from './pglite.ts';
-import { openPostgresStore } from './postgres.ts';
+import { openPostgresStore, postgresDriver } from './postgres.ts';
 import type { EventStore, EventStoreKind, StoreTestHooks } from './types.ts';
 
 export interface StoreConfig {
   kind: EventStoreKind;
   dataDir: string;
   databaseUrl?: string;
+  /** `kurrentdb` only: the server's connection string (default: the `KURRENTDB_URL` environment variable). */
+  kurrentdbUrl?: string;
   hooks?: StoreTestHooks;
 }
 
@@ -58,8 +64,41 @@ export async function openStore(config: StoreConfig): Promise<OpenedStore> {
         close: () => store.close(),
       };
     }
-    case 'kurrentdb':
-      throw new Error('STUDIO_EVENT_STORE=kurrentdb is not available yet in this version');
+    case 'kurrentdb': {
+      // The log lives in KurrentDB; checkpoints (and the read-model snapshots they carry) in
+      // PostgreSQL when DATABASE_URL is set, else in this process's memory (rebuilt at each start).
+      const url = config.kurrentdbUrl ?? process.env.KURRENTDB_URL;
+      if (!url) throw new Error('STUDIO_EVENT_STORE=kurrentdb needs KURRENTDB_URL');
+      const events = await openKurrentDbStore({ connectionString: url, hooks: config.hooks });
+      if (!config.databaseUrl) {
+        return {
+          events,
+          checkpoints: new MemoryCheckpointStore(),
+          location: redactConnectionString(url),
+          close: () => events.close(),
+        };
+      }
+      const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 5 });
+      pool.on('error', () => undefined); // an idle client's error surfaces on its next use
+      const driver = postgresDriver(pool);
+      try {
+        await migrate(driver);
+      } catch (error) {
+        await Promise.allSettled([events.close(), driver.close()]);
+        throw error;
+      }
+      return {
+        events,
+        // Under their own names: the same database may hold the checkpoints of a PostgreSQL log,
+        // whose positions mean nothing in KurrentDB (a deployment switching stores keeps its DATABASE_URL).
+        checkpoints: namespacedCheckpoints(new SqlCheckpointStore(driver), 'kurrentdb:'),
+        location: `${redactConnectionString(url)} (checkpoints: ${redactUrl(config.databaseUrl)})`,
+        close: async () => {
+          await events.close();
+          await driver.close();
+        },
+      };
+    }
     default: {
       const unknown: never = config.kind;
       throw new Error(`unknown event store ${String(unknown)}`);
@@ -75,4 +114,14 @@ export function redactUrl(url: string): string {
   } catch {
     return 'postgres';
   }
+}
+
+/** The same checkpoints, each name prefixed with `namespace`. */
+function namespacedCheckpoints(inner: CheckpointStore, namespace: string): CheckpointStore {
+  return {
+    load: <State>(name: string) => inner.load<State>(`${namespace}${name}`),
+    save: <State>(name: string, checkpoint: Checkpoint<State>) =>
+      inner.save(`${namespace}${name}`, checkpoint),
+    reset: (name: string) => inner.reset(`${namespace}${name}`),
+  };
 }

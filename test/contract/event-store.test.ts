@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { KurrentDbEventStore, openKurrentDbStore } from '../../shared/event-store/kurrentdb.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import { openPgliteStore } from '../../shared/event-store/pglite.ts';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';
@@ -8,6 +9,8 @@ import type { ReadAllOptions, StoredEvent } from '../../shared/event-store/types
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 import { Subscriber } from '../support/subscriber.ts';
 import { eventStoreContract } from './event-store.contract.ts';
+import { FakeKurrentServer } from './kurrentdb-fake.ts';
+import { kurrentDbForTests } from './kurrentdb-server.ts';
 
 eventStoreContract('memory', async (hooks) => {
   const store = new MemoryEventStore(hooks);
@@ -88,3 +91,43 @@ describe.skipIf(database === undefined)(
     });
   },
 );
+
+// KurrentDB: a real server (KURRENTDB_URL, or a testcontainers container), else reported as not run.
+// Each store gets its own stream prefix, so a server that already holds events still starts empty.
+const kurrent = await kurrentDbForTests();
+afterAll(async () => {
+  await kurrent.stop();
+});
+
+describe.skipIf(kurrent.url === undefined)(
+  kurrent.url ? 'kurrentdb' : `kurrentdb (not run: ${kurrent.reason})`,
+  () => {
+    eventStoreContract(
+      'kurrentdb',
+      async () => {
+        const store = await openKurrentDbStore({
+          connectionString: kurrent.url!,
+          streamPrefix: `contract-${randomUUID().slice(0, 8)}-`,
+        });
+        return { store, concurrentTransactions: true, close: () => store.close() };
+      },
+      { beforeCommitHook: false },
+    );
+  },
+);
+
+// Not KurrentDB: the adapter's own logic over an in-process fake of the client (see kurrentdb-fake.ts),
+// once with the server's recognition of retried appends and once without (the adapter's checks alone).
+for (const idempotentRetries of [true, false]) {
+  eventStoreContract(
+    `kurrentdb adapter over a fake client (no server; server-side retry detection ${idempotentRetries ? 'on' : 'off'})`,
+    async () => {
+      const store = new KurrentDbEventStore({
+        client: new FakeKurrentServer({ idempotentRetries }).client(),
+      });
+      await store.start();
+      return { store, concurrentTransactions: true, close: () => store.close() };
+    },
+    { beforeCommitHook: false },
+  );
+}

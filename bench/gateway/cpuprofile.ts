@@ -1,0 +1,122 @@
+/**
+ * Reads a V8 `.cpuprofile` (from `node --cpu-prof`) and lists where the busy time went: self time
+ * by package / source file and by function, and inclusive ("total") time by function (each sample
+ * counted once per function on its stack).
+ *   node --import tsx bench/gateway/cpuprofile.ts <file.cpuprofile> [top=25]
+ */
+import { readFile } from 'node:fs/promises';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface Hotspot {
+  name: string;
+  ms: number;
+  /** Of the busy (non-idle) time. */
+  share: number;
+}
+
+export interface ProfileSummary {
+  busyMs: number;
+  idleMs: number;
+  selfByPlace: Hotspot[];
+  selfByFunction: Hotspot[];
+  totalByFunction: Hotspot[];
+}
+
+/** Where a frame's code lives: `express`, `@scope/pkg`, `studio:shared/http/app.ts`, `node:internal`. */
+export function placeOf(url: string): string {
+  if (!url) return '(native, GC, V8)';
+  const modules = url.lastIndexOf('/node_modules/');
+  if (modules >= 0) {
+    const rest = url.slice(modules + '/node_modules/'.length).split('/');
+    return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
+  }
+  if (url.startsWith('node:')) return url.replace(/^node:internal\//, 'node:').split('/')[0]!;
+  const ours = /\/(services|shared|projections|bench)\/(.*)$/.exec(url);
+  return ours ? `studio:${ours[1]}/${ours[2]}` : url;
+}
+
+const IDLE = new Set(['(idle)']);
+
+export async function summarizeProfile(file: string, top = 25): Promise<ProfileSummary> {
+  const profile = JSON.parse(await readFile(file, 'utf8')) as Profile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+
+  const keyOf = (node: ProfileNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    return `${functionName || '(anonymous)'} — ${placeOf(url)}${url ? `:${lineNumber + 1}` : ''}`;
+  };
+  const self = new Map<number, number>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i]!;
+    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
+  let idleUs = 0;
+  let busyUs = 0;
+  const selfFn = new Map<string, number>();
+  const selfPlace = new Map<string, number>();
+  const totalFn = new Map<string, number>();
+  const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
+  for (const [id, us] of self) {
+    const node = byId.get(id)!;
+    if (IDLE.has(node.callFrame.functionName)) {
+      idleUs += us;
+      continue;
+    }
+    busyUs += us;
+    add(selfFn, keyOf(node), us);
+    add(selfPlace, placeOf(node.callFrame.url), us);
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const key = keyOf(byId.get(at)!);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      add(totalFn, key, us);
+    }
+  }
+  const list = (map: Map<string, number>) =>
+    [...map]
+      .filter(([name]) => !name.startsWith('(root)'))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, us]) => ({ name, ms: us / 1000, share: busyUs > 0 ? us / busyUs : 0 }));
+  return {
+    busyMs: busyUs / 1000,
+    idleMs: idleUs / 1000,
+    selfByPlace: list(selfPlace),
+    selfByFunction: list(selfFn),
+    totalByFunction: list(totalFn),
+  };
+}
+
+export function formatSummary(summary: ProfileSummary): string {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`.padStart(6);
+  const lines = [`busy ${summary.busyMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms`, ''];
+  const section = (title: string, list: Hotspot[]) => {
+    lines.push(`${title} (share of busy time):`);
+    for (const h of list) lines.push(`  ${pct(h.share)}  ${h.name}`);
+    lines.push('');
+  };
+  section('self time by package / file', summary.selfByPlace);
+  section('self time by function', summary.selfByFunction);
+  section('total time by function', summary.totalByFunction);
+  return lines.join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [file, topArg] = process.argv.slice(2);
+  if (!file) throw new Error('usage: cpuprofile.ts <file.cpuprofile> [top]');
+  process.stdout.write(formatSummary(await summarizeProfile(file, Number(topArg) || 25)));
+}

@@ -1,0 +1,109 @@
+/**
+ * An open-loop load generator: requests are scheduled evenly (`rate` per second) whatever the
+ * answers do, and each is timed from its *scheduled* send time, so a slow server cannot hide its
+ * queueing (no coordinated omission). For streams, it records the time to the first body chunk
+ * and to the end of the body.
+ */
+import { Pool } from 'undici';
+
+export interface OpenLoopOptions {
+  /** Origin, e.g. http://127.0.0.1:8600 */
+  origin: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  rate: number;
+  durationMs: number;
+  /** Checks a whole answer; false counts it as an error. */
+  valid(status: number, body: string): boolean;
+}
+
+export interface OpenLoopResult {
+  sent: number;
+  errors: number;
+  /** ms from scheduled send to the last byte, of the valid answers. */
+  total: number[];
+  /** ms from scheduled send to the first body chunk. */
+  first: number[];
+  /** How late the generator itself fired, p99 in ms (context for the figures above). */
+  lateP99: number;
+  firstError?: string;
+}
+
+export const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
+
+export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
+  const pool = new Pool(options.origin, { connections: 256, keepAliveTimeout: 30_000, pipelining: 1 });
+  const result: OpenLoopResult = { sent: 0, errors: 0, total: [], first: [], lateP99: 0 };
+  const late: number[] = [];
+  const inflight = new Set<Promise<void>>();
+
+  const fire = (scheduled: number) => {
+    result.sent++;
+    late.push(performance.now() - scheduled);
+    const done = (async () => {
+      let first = Number.NaN;
+      let text = '';
+      try {
+        const answer = await pool.request({
+          path: options.path,
+          method: 'POST',
+          headers: options.headers,
+          body: options.body,
+        });
+        for await (const chunk of answer.body) {
+          if (Number.isNaN(first)) first = performance.now() - scheduled;
+          text += (chunk as Buffer).toString('utf8');
+        }
+        const total = performance.now() - scheduled;
+        if (options.valid(answer.statusCode, text)) {
+          result.total.push(total);
+          result.first.push(first);
+        } else {
+          result.errors++;
+          result.firstError ??= `HTTP ${answer.statusCode}: ${text.slice(0, 300)}`;
+        }
+      } catch (error) {
+        result.errors++;
+        result.firstError ??= error instanceof Error ? error.message : String(error);
+      }
+    })();
+    inflight.add(done);
+    void done.finally(() => inflight.delete(done));
+  };
+
+  // Warm-up, untimed: open a few keep-alive connections first.
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      const answer = await pool.request({
+        path: options.path,
+        method: 'POST',
+        headers: options.headers,
+        body: options.body,
+      });
+      await answer.body.text();
+    }),
+  );
+
+  const interval = 1000 / options.rate;
+  const count = Math.max(1, Math.round((options.rate * options.durationMs) / 1000));
+  const start = performance.now() + 10;
+  let next = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      while (next < count && start + next * interval <= now) fire(start + next++ * interval);
+      if (next >= count) return resolve();
+      setTimeout(tick, Math.max(0, start + next * interval - performance.now()));
+    };
+    tick();
+  });
+  while (inflight.size > 0) await Promise.all([...inflight]);
+  await pool.close();
+  result.total.sort((a, b) => a - b);
+  result.first.sort((a, b) => a - b);
+  late.sort((a, b) => a - b);
+  result.lateP99 = percentile(late, 99);
+  return result;
+}

@@ -1,0 +1,154 @@
+/** Child processes of the gateway benchmark, and what /proc says about them (CPU time, peak RSS). */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname, '../..');
+
+/** Clock ticks per second of /proc/<pid>/stat times (100 on every Linux we run on). */
+const CLK_TCK = (() => {
+  try {
+    const n = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    return Number.isInteger(n) && n > 0 ? n : 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** User + system CPU time used so far by one process, in ms (10 ms resolution). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** Resets the peak RSS (VmHWM) of a process to its current RSS. */
+export function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** Peak RSS since the last reset, in MB (MiB). */
+export function peakRssMb(pid: number): number {
+  const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmHWM for process ${pid}`);
+  return Number(match[1]) / 1024;
+}
+
+export interface Child {
+  name: string;
+  pid: number;
+  /** What the child printed on its READY line. */
+  url: string;
+  /** The last few KB the child wrote, for error messages. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on loopback (for programs that want `--port=N`). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function track(name: string, child: ChildProcess) {
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-8_192);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { output: () => output, stop, exited, name };
+}
+
+/**
+ * Spawns `node [nodeArgs] <script>` and waits for the line `READY {"url": …}` on its stdout.
+ * `env` is the child's whole environment (PATH and HOME are added).
+ */
+export async function spawnReady(
+  name: string,
+  nodeArgs: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<Child> {
+  const child = spawn(process.execPath, nodeArgs, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const tracked = track(name, child);
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => {
+      void tracked.stop();
+      reject(new Error(`${name} did not start within ${timeoutMs} ms: ${tracked.output()}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString('utf8');
+      const match = /^READY (\{.*\})$/m.exec(seen);
+      if (!match) return;
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      resolve((JSON.parse(match[1]!) as { url: string }).url);
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code ?? signal}) before it was ready: ${tracked.output()}`));
+    });
+  });
+  return { name, pid: child.pid!, url, output: tracked.output, stop: tracked.stop };
+}
+
+/**
+ * Spawns a program that says nothing useful when it is ready (Portkey): waits until `probe`
+ * (an HTTP URL) answers anything.
+ */
+export async function spawnProbed(
+  name: string,
+  nodeArgs: string[],
+  env: Record<string, string>,
+  url: string,
+  probe: string,
+  timeoutMs = 60_000,
+): Promise<Child> {
+  const child = spawn(process.execPath, nodeArgs, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const tracked = track(name, child);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${name} exited before it was ready: ${tracked.output()}`);
+    try {
+      const res = await fetch(probe, { signal: AbortSignal.timeout(1_000) });
+      await res.arrayBuffer();
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        await tracked.stop();
+        throw new Error(`${name} did not answer within ${timeoutMs} ms: ${tracked.output()}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return { name, pid: child.pid!, url, output: tracked.output, stop: tracked.stop };
+}

@@ -1,0 +1,82 @@
+/**
+ * Where Studio's CPU goes on `POST /v1/ai/chat/completions`: starts the mock upstream and Studio
+ * (as the benchmark does), warms up, then profiles Studio with V8's sampling profiler during a
+ * closed-loop load (50 connections), JSON then stream, and prints the hot spots.
+ *   node --import tsx bench/gateway/profile.ts
+ *   BENCH_PROFILE_SECONDS=N (default 8)   BENCH_GATEWAY_STORE=pglite|memory (default pglite)
+ *   BENCH_PROFILE_DIR=<dir>               keep the .cpuprofile files there (for Chrome DevTools)
+ */
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { round3 } from '../lib/stats.ts';
+import { closedLoop } from './closed-loop.ts';
+import { formatSummary, summarizeProfile } from './cpuprofile.ts';
+import { type Child, cpuMs, spawnReady } from './processes.ts';
+import { startStudioTarget } from './studio.ts';
+
+const seconds = Number(process.env.BENCH_PROFILE_SECONDS) || 8;
+const store = process.env.BENCH_GATEWAY_STORE === 'memory' ? 'memory' : 'pglite';
+const keep = process.env.BENCH_PROFILE_DIR;
+const log = (message: string) => process.stderr.write(`[bench:profile] ${message}\n`);
+
+const dir = await mkdtemp(join(tmpdir(), 'studio-bench-profile-'));
+const children: Child[] = [];
+try {
+  const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
+  children.push(mock);
+  const profileFile = join(dir, 'studio.cpuprofile');
+  const studio = await startStudioTarget({
+    dir,
+    mockUrl: mock.url,
+    store,
+    env: { BENCH_CPU_PROFILE: profileFile },
+  });
+  children.push(studio.child);
+  const load = (stream: boolean, durationMs: number) =>
+    closedLoop({
+      origin: studio.child.url,
+      path: '/v1/ai/chat/completions',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${studio.token}` },
+      body: JSON.stringify({
+        model: 'compat/bench',
+        messages: [{ role: 'user', content: 'Say hello in a few words.' }],
+        max_tokens: 32,
+        ...(stream ? { stream: true } : {}),
+      }),
+      connections: 50,
+      durationMs,
+    });
+
+  log('warm-up');
+  await load(false, 3_000);
+  await load(true, 3_000);
+  const pid = studio.child.pid;
+  for (const stream of [false, true]) {
+    const mode = stream ? 'stream' : 'json';
+    await rm(profileFile, { force: true });
+    process.kill(pid, 'SIGUSR2');
+    await sleep(200);
+    const cpuBefore = cpuMs(pid);
+    const result = await load(stream, seconds * 1000);
+    const cpu = cpuMs(pid) - cpuBefore;
+    process.kill(pid, 'SIGUSR2');
+    for (let i = 0; i < 100 && !existsSync(profileFile); i++) await sleep(100);
+    await sleep(300); // the write may still be under way
+    const rate = (result.ok / result.ms) * 1000;
+    process.stdout.write(
+      `\n## Studio, ${mode}, ${store} event store: ${round3(rate)} req/s, ` +
+        `${round3(cpu / Math.max(1, result.ok + result.failed))} CPU ms/req while profiled, ${result.failed} failed\n\n`,
+    );
+    process.stdout.write(`${formatSummary(await summarizeProfile(profileFile, 30))}\n`);
+    if (keep) {
+      await mkdir(keep, { recursive: true });
+      await copyFile(profileFile, join(keep, `studio-${mode}.cpuprofile`));
+    }
+  }
+} finally {
+  for (const child of children.reverse()) await child.stop();
+  await rm(dir, { recursive: true, force: true });
+}

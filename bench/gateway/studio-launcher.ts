@@ -1,0 +1,53 @@
+/**
+ * Starts Studio's gateway alone in this process, configured from the environment exactly as
+ * `studio gateway start` is (shared/config.ts), so the benchmark can read its CPU and RSS from
+ * /proc. Prints `READY {"url":"http://…"}` once it listens; SIGTERM closes it (flushing usage).
+ *   node --import tsx bench/gateway/studio-launcher.ts
+ *
+ * With BENCH_CPU_PROFILE=<file>, SIGUSR2 starts V8's CPU profiler and the next SIGUSR2 stops it
+ * and writes the profile to <file> (so a profile covers only the load window, not start-up).
+ */
+import { writeFile } from 'node:fs/promises';
+import { startGateway } from '../../services/gateway/gateway.ts';
+import { loadConfig } from '../../shared/config.ts';
+import { createLogger } from '../../shared/logger.ts';
+
+const config = loadConfig(process.env);
+const logger = createLogger(config.logLevel);
+const gateway = await startGateway({ config, logger });
+process.stdout.write(`READY ${JSON.stringify({ url: gateway.url })}\n`);
+
+const profileFile = process.env.BENCH_CPU_PROFILE;
+if (profileFile) {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 250 });
+  let profiling = false;
+  process.on('SIGUSR2', () => {
+    const toggle = async () => {
+      if (!profiling) {
+        profiling = true;
+        await session.post('Profiler.start');
+        return;
+      }
+      profiling = false;
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(profileFile, JSON.stringify(profile));
+    };
+    toggle().catch((error: unknown) => logger.error({ err: error }, 'profiler failed'));
+  });
+}
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    void gateway
+      .close()
+      .catch((error: unknown) => logger.error({ err: error }, 'close failed'))
+      .finally(() => process.exit(0));
+  });
+}

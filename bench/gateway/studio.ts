@@ -1,0 +1,57 @@
+/** Studio's gateway as a benchmark target: its own process, a studio and a user token. */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { type Child, spawnReady } from './processes.ts';
+
+export interface StudioTarget {
+  child: Child;
+  /** A user token of the studio `bench`. */
+  token: string;
+}
+
+async function adminPost(origin: string, path: string, key: string, body: unknown) {
+  const res = await fetch(origin + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/**
+ * Starts bench/gateway/studio-launcher.ts with the env a deployment would set (model
+ * `compat/bench` on the openai-compatible provider, pointing at `mockUrl`), then creates the
+ * studio `bench` and a user token with the admin key.
+ */
+export async function startStudioTarget(options: {
+  dir: string;
+  mockUrl: string;
+  store: 'pglite' | 'memory';
+  env?: Record<string, string>;
+}): Promise<StudioTarget> {
+  const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
+  const child = await spawnReady('Studio', ['--import', 'tsx', 'bench/gateway/studio-launcher.ts'], {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    STUDIO_EVENT_STORE: options.store,
+    STUDIO_DATA_DIR: join(options.dir, 'studio-data'),
+    STUDIO_GATEWAY_HOST: '127.0.0.1',
+    STUDIO_GATEWAY_PORT: '0',
+    ADMIN_SECRET_KEY: adminKey,
+    STUDIO_MASTER_KEY: randomBytes(32).toString('hex'),
+    OPENAI_COMPATIBLE_BASE_URL: `${options.mockUrl}/v1`,
+    OPENAI_COMPATIBLE_MODELS: 'bench',
+    OPENAI_COMPATIBLE_API_KEY: `sk-bench-${randomBytes(8).toString('hex')}`,
+    ...options.env,
+  });
+  try {
+    await adminPost(child.url, '/v1/studios/create', adminKey, { name: 'Bench', studio_id: 'bench' });
+    const applied = await adminPost(child.url, '/v1/studios/tokens/apply', adminKey, { studio_id: 'bench' });
+    return { child, token: applied.user_token as string };
+  } catch (error) {
+    await child.stop();
+    throw error;
+  }
+}
