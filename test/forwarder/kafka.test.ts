@@ -95,7 +95,8 @@ const keyed = (records: TopicRecord[]) => records.map((r) => ({ key: r.key, revi
 for (const target of TARGETS) {
   describe(`kafka forwarder → ${target.name}`, { timeout: 90_000 }, () => {
     if (target.notRun !== undefined) {
-      it.skip(`not run: ${target.notRun}`, () => undefined);
+      // Reported as not run (skipped, with the reason in its name), never as passed.
+      it.skipIf(true)(`not run: ${target.notRun}`, () => undefined);
       return;
     }
     let cluster: Cluster;
