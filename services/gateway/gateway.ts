@@ -70,7 +70,7 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
       logger,
       processEnv: options.processEnv ?? process.env,
       singleton: (name, task) =>
-        config.eventStore === 'postgres' && config.databaseUrl
+        (config.eventStore === 'postgres' || config.eventStore === 'kurrentdb') && config.databaseUrl
           ? runAsLeader(config.databaseUrl, singletonKey(name), task, logger)
           : runAlone(task, logger),
     };
