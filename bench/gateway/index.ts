@@ -54,6 +54,7 @@ const LABELS: Record<TargetKey, string> = {
   portkey: 'Portkey',
 };
 
+const TITLE = '## Gateway overhead on chat completions';
 const CONNECTIONS = 50;
 const UNLOADED_RATE = 200;
 const EVEN_RATE = 1_000;
@@ -143,6 +144,10 @@ async function check(target: Target): Promise<void> {
   }
 }
 
+/** The first line of an error, short enough for a table cell. */
+const oneLine = (error: unknown) =>
+  (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 240);
+
 function positive(value: string | undefined): number | undefined {
   const n = Number(value);
   return value && Number.isFinite(n) && n > 0 ? n : undefined;
@@ -195,7 +200,12 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
   process.once('SIGTERM', onSignal);
 
   try {
-    const tools: Tools = await installTools(dir, log);
+    let tools: Tools;
+    try {
+      tools = await installTools(dir, log);
+    } catch (error) {
+      return `${TITLE}\n\nnot run: the load generator (autocannon) could not be installed: ${oneLine(error)}\n`;
+    }
     const tsx = ['--import', 'tsx'];
 
     const mock = await spawnReady('mock upstream', [...tsx, 'bench/gateway/mock-upstream.ts'], {});
@@ -224,17 +234,26 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
     }
 
     if (wanted.has('studio')) {
-      const studio = await startStudioTarget({ dir, mockUrl: mock.url, store });
-      children.push(studio.child);
-      targets.push({
+      const base: Target = {
         key: 'studio',
         label: `${LABELS.studio} (${store} event store)`,
-        proc: studio.child,
-        origin: studio.child.url,
+        origin: '',
         path: '/v1/ai/chat/completions',
-        headers: { ...plain, authorization: `Bearer ${studio.token}` },
+        headers: plain,
         model: 'compat/bench',
-      });
+      };
+      try {
+        const studio = await startStudioTarget({ dir, mockUrl: mock.url, store });
+        children.push(studio.child);
+        targets.push({
+          ...base,
+          proc: studio.child,
+          origin: studio.child.url,
+          headers: { ...plain, authorization: `Bearer ${studio.token}` },
+        });
+      } catch (error) {
+        targets.push({ ...base, notRun: `it did not start: ${oneLine(error)}` });
+      }
     }
 
     if (wanted.has('portkey')) {
@@ -266,7 +285,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
           children.push(portkey);
           targets.push({ ...base, proc: portkey, origin });
         } catch (error) {
-          targets.push({ ...base, notRun: `it did not start: ${String(error).slice(0, 200)}` });
+          targets.push({ ...base, notRun: `it did not start: ${oneLine(error)}` });
         }
       }
     }
@@ -276,8 +295,9 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       try {
         await check(target);
       } catch (error) {
-        target.notRun = `its answers were wrong: ${error instanceof Error ? error.message : String(error)}`;
+        target.notRun = `its answers were wrong: ${oneLine(error)}`;
         log(`${target.label}: ${target.notRun}`);
+        await target.proc?.stop();
       }
     }
     const live = targets.filter((t) => !t.notRun);
@@ -453,7 +473,7 @@ function report(input: ReportInput): string {
   const ran = (key: TargetKey) => targets.some((t) => t.key === key && !t.notRun);
   const direct = s('direct')!;
   const cpu = cpus();
-  const out: string[] = ['## Gateway overhead on chat completions', ''];
+  const out: string[] = [TITLE, ''];
   out.push(
     `${input.date.toISOString().slice(0, 10)}, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'CPU'}, ` +
       `${round3(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${loadavgText(input)}. ` +

@@ -5,6 +5,11 @@
  * `data: {type, data, revision, time}`) and writes it to every response in one loop. No store, no
  * Express, no per-client serialization, no slow-consumer guard.
  *
+ * BENCH_SSE_REFERENCE_MODE (an experiment, not part of `npm run bench`): `string` (default: the frame
+ * as a string, like Studio), `buffer` (encoded once into one Buffer shared by every write), `unchunked`
+ * (the shared Buffer, and no chunked transfer encoding: the body ends with the connection, so each
+ * write is one buffer instead of four: size line, CRLF, data, CRLF).
+ *
  * Speaks the same IPC protocol as bench/sse/server.ts (see ./protocol.ts) and serves the two routes
  * the benchmark's clients use: `POST /api/sdk/sessions` and `GET /api/sdk/sessions/:id/events`.
  */
@@ -12,6 +17,7 @@ import http, { type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type AppendReport, type Command, type Marks, now, type Ready, type Stamp } from './protocol.ts';
 
+const MODE = process.env.BENCH_SSE_REFERENCE_MODE ?? 'string';
 const sessions = new Map<string, { revision: number; clients: Set<ServerResponse> }>();
 const marks = new Map<string, Marks>();
 
@@ -30,6 +36,7 @@ const server = http.createServer((req, res) => {
     res.writeHead(404).end();
     return;
   }
+  if (MODE === 'unchunked') res.useChunkedEncodingByDefault = false;
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
@@ -51,7 +58,8 @@ function fanOut(sessionId: string, stamp: Stamp): void {
     time: new Date().toISOString(),
   };
   const frame = `id: ${revision}\nevent: SystemUpdated\ndata: ${JSON.stringify(view)}\n\n`;
-  for (const res of session.clients) res.write(frame);
+  const chunk = MODE === 'string' ? frame : Buffer.from(frame);
+  for (const res of session.clients) res.write(chunk);
   const times = marks.get(stamp.tag) ?? { appendAt: [], handedAt: [], flushedAt: [] };
   marks.set(stamp.tag, times);
   times.appendAt[stamp.seq] = stamp.sentAt;
