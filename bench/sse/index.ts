@@ -8,7 +8,7 @@
  * it, a bare node:http SSE server (bench/sse/reference.ts): about the least Node can do.
  *
  * Per repetition: 100 subscribers on a fresh session (Studio only): connect, catch up, memory per
- * subscriber, 20 events/s; then 1,000 subscribers on a fresh session: the same, then a burst (200
+ * subscriber, 20 events/s; then 1,000 subscribers on a fresh session: the same, then a burst (100
  * appends requested at once). PGlite runs once after. Each event carries the time the server took
  * right before the append (`performance.timeOrigin + performance.now()`, the same clock in both
  * processes); every (client, event) latency is the time of the socket read that carried it minus
@@ -48,9 +48,7 @@ const RATE = 20;
 const STEADY_MS = QUICK ? 2_000 : 10_000;
 /** The 100-subscriber comparison row needs fewer events for a steady p99 (100 per client is 10,000 samples). */
 const SMALL_STEADY_MS = QUICK ? 2_000 : 5_000;
-const BURST = QUICK ? 50 : 200;
-/** PGlite appends one at a time at a few ms each: a shorter burst keeps the run bounded. */
-const PGLITE_BURST = QUICK ? 50 : 100;
+const BURST = QUICK ? 50 : 100;
 /** A burst of large events (e.g. big message parts): more than the 1 MB a client may have pending, in total. */
 const LARGE_BURST = 50;
 const LARGE_EVENT_BYTES = 32 * 1024;
@@ -687,6 +685,13 @@ function formatReport(
     const reference = of('reference');
     return studio.length && reference.length ? `${(median(studio) / median(reference)).toFixed(1)}×` : '–';
   };
+  const waited = median(rowsOf('memory', 'steady').map((r) => r.serverWaitPct));
+  const fanOutMs = (store: Target) => {
+    const rows = rowsOf(store, 'steady');
+    return rows.length
+      ? `${((median(rows.map((r) => r.cpuUsPerDelivery)) * LARGE) / 1000).toFixed(1)} ms`
+      : '–';
+  };
   const allOnce = sorted
     .filter((r) => r.load !== 'burst-large')
     .every(
@@ -699,6 +704,12 @@ function formatReport(
       `Studio (memory store) against the bare reference, ${LARGE.toLocaleString('en-US')} subscribers, steady, same run: ` +
       `p50 ${ratio((r) => r.p50)}, p99 ${ratio((r) => r.p99)}, server CPU per delivery ${ratio((r) => r.cpuUsPerDelivery)}, ` +
       `JS heap per subscriber ${memRatio()}. ` +
+      `Server CPU to fan one event out to ${LARGE.toLocaleString('en-US')} subscribers (CPU per delivery × subscribers; ` +
+      `about the latency of the last subscriber on an idle core): Studio ${fanOutMs('memory')}, reference ${fanOutMs('reference')}. ` +
+      (waited > 10
+        ? `**The machine was busy during this run** (Studio's event loop waited for a CPU ${waited.toFixed(0)} % of the ` +
+          'steady phase): the latencies above measure that contention as much as the servers; compare CPU per delivery. '
+        : '') +
       `Every client got every event exactly once and in order in every row but ³: **${allOnce ? 'yes' : 'no'}**. ` +
       `Clock offset server − client from the fastest IPC round trip: ${meta.offsets.join(', ')}. ` +
       `The client process used ${meta.clientCpuPct.toFixed(0)} % of a core over the run.`,
@@ -794,7 +805,7 @@ export async function runSseBench(): Promise<string> {
 
     if (TARGETS.includes('pglite')) {
       const server = await start('pglite');
-      await phase(server, LARGE, [steady(STEADY_MS), burst(PGLITE_BURST)], 1);
+      await phase(server, LARGE, [steady(STEADY_MS), burst(BURST)], 1);
       await stopAll();
     }
   } finally {

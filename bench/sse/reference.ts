@@ -8,7 +8,8 @@
  * BENCH_SSE_REFERENCE_MODE (an experiment, not part of `npm run bench`): `string` (default: the frame
  * as a string, like Studio), `buffer` (encoded once into one Buffer shared by every write), `unchunked`
  * (the shared Buffer, and no chunked transfer encoding: the body ends with the connection, so each
- * write is one buffer instead of four: size line, CRLF, data, CRLF).
+ * write is one buffer instead of four: size line, CRLF, data, CRLF), `per-client` (the frame built and
+ * serialized again for every client, as services/sessions/sse.ts does).
  *
  * Speaks the same IPC protocol as bench/sse/server.ts (see ./protocol.ts) and serves the two routes
  * the benchmark's clients use: `POST /api/sdk/sessions` and `GET /api/sdk/sessions/:id/events`.
@@ -58,8 +59,14 @@ function fanOut(sessionId: string, stamp: Stamp): void {
     time: new Date().toISOString(),
   };
   const frame = `id: ${revision}\nevent: SystemUpdated\ndata: ${JSON.stringify(view)}\n\n`;
-  const chunk = MODE === 'string' ? frame : Buffer.from(frame);
-  for (const res of session.clients) res.write(chunk);
+  if (MODE === 'per-client') {
+    // What services/sessions/sse.ts does: build and serialize the frame again for every client.
+    for (const res of session.clients)
+      res.write(`id: ${revision}\nevent: ${view.type}\ndata: ${JSON.stringify({ ...view })}\n\n`);
+  } else {
+    const chunk = MODE === 'string' ? frame : Buffer.from(frame);
+    for (const res of session.clients) res.write(chunk);
+  }
   const times = marks.get(stamp.tag) ?? { appendAt: [], handedAt: [], flushedAt: [] };
   marks.set(stamp.tag, times);
   times.appendAt[stamp.seq] = stamp.sentAt;
