@@ -59,13 +59,22 @@ export async function streamSession(
 
   openSse(res);
 
+  // The backlog is judged after the writes of this tick have gone to the socket: bytes written in
+  // the same tick are not yet sent, and counting them would cut off clients that read at full speed.
+  let checkScheduled = false;
+  const checkBacklog = () => {
+    checkScheduled = false;
+    if (closed || res.writableLength <= MAX_PENDING_BYTES) return;
+    // Too far behind: stop here; the client reconnects with its last id and catches up from the log.
+    closed = true;
+    res.end(`: too slow, resume with Last-Event-ID ${cursor}\n\n`);
+  };
   const write = (text: string) => {
     if (closed) return;
     res.write(text);
-    if (res.writableLength > MAX_PENDING_BYTES) {
-      // Too far behind: stop here; the client reconnects with its last id and catches up from the log.
-      closed = true;
-      res.end(`: too slow, resume with Last-Event-ID ${cursor}\n\n`);
+    if (!checkScheduled && res.writableLength > MAX_PENDING_BYTES) {
+      checkScheduled = true;
+      setImmediate(checkBacklog);
     }
   };
   const send = (event: StoredEvent) => {

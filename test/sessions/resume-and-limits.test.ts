@@ -186,6 +186,31 @@ describe('limits', () => {
     holdOpen();
   });
 
+  it('a client that reads at full speed is not cut off by a burst of large events', async () => {
+    const agent = new RemoteAgent({ baseUrl: stack.runtime.url });
+    const session = await agent.create();
+    const raw = await fetch(`${stack.runtime.url}/api/sdk/sessions/${session.id}/events`);
+    const reader = raw.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const big = 'y'.repeat(32 * 1024);
+    // 50 events of 32 kB appended together: well over the 1 MiB backlog limit if counted before sending.
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        stack.runtime.sessions.record(session.id, { type: 'UpdateSystem', system: `${i} ${big}` }),
+      ),
+    );
+    const last = (await agent.get(session.id)).revision;
+    while (!text.includes(`id: ${last}\n`)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    await reader.cancel();
+    expect(text).not.toContain('too slow');
+    expect(text.match(/event: SystemUpdated/g)).toHaveLength(50);
+  });
+
   it('a client that does not read is cut off with a resumable position instead of growing server memory', async () => {
     const agent = new RemoteAgent({ baseUrl: stack.runtime.url });
     const session = await agent.create();
