@@ -42,9 +42,11 @@ function stampOf(data: unknown): Stamp | undefined {
 
 /**
  * The store the runtime sees: the gateway's own, with times noted for each benchmark event: when
- * `append` is called, and, on a stream subscription (the SSE hub's), when the hub asks for the next
- * item (so its listeners, every client's `res.write`, are done with this one) and the next tick
- * after that (the sockets' corked writes have been issued by then).
+ * `append` is called, and, on a stream subscription (the SSE hub's), when the hub has handed it to
+ * every listener (every client's `res.write`) and the next tick after that (the sockets' corked
+ * writes have been issued by then). The hub queues an item and schedules its delivery with
+ * `setImmediate` before it asks for the next item; an immediate queued at that request runs right
+ * after the delivery.
  */
 function timedStore(
   events: EventStore,
@@ -74,9 +76,11 @@ function timedStore(
             if (last) {
               const stamp = last;
               last = undefined;
-              mark(stamp, 'handedAt', now());
-              // Queued after the sockets' uncork ticks (`connectionCorkNT`) of this event's writes: runs right after them.
-              process.nextTick(() => mark(stamp, 'flushedAt', now()));
+              setImmediate(() => {
+                mark(stamp, 'handedAt', now());
+                // Queued after the sockets' uncork ticks (`connectionCorkNT`) of the delivery's writes: runs right after them.
+                process.nextTick(() => mark(stamp, 'flushedAt', now()));
+              });
             }
             const item = await it.next();
             if (!item.done && !isCaughtUp(item.value)) last = stampOf(item.value.data);

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
+import { onHeartbeat } from '../../shared/http/heartbeat.ts';
 import { openSse } from '../../shared/http/sse.ts';
 import type { LiveBus } from '../runtime/live.ts';
 import { sessionStreamId } from './session.ts';
@@ -35,6 +36,30 @@ export const eventView = (e: StoredEvent) => ({
   time: e.createdAt,
 });
 
+// The hub hands the same batch of the same event objects to every client of a stream: serialize
+// each event and each batch once, not once per client.
+const frames = new WeakMap<StoredEvent, string>();
+const batchFrames = new WeakMap<readonly StoredEvent[], string>();
+
+function frameOf(event: StoredEvent): string {
+  let frame = frames.get(event);
+  if (frame === undefined) {
+    frame = `id: ${event.revision}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`;
+    frames.set(event, frame);
+  }
+  return frame;
+}
+
+function framesOf(events: readonly StoredEvent[]): string {
+  if (events.length === 1) return frameOf(events[0] as StoredEvent);
+  let text = batchFrames.get(events);
+  if (text === undefined) {
+    text = events.map(frameOf).join('');
+    batchFrames.set(events, text);
+  }
+  return text;
+}
+
 /**
  * Tails one session over SSE: stored events after the resume point (each once, `id:` = revision),
  * then live ones, plus live `part.delta` without ids, and a heartbeat comment every 15 s.
@@ -54,7 +79,7 @@ export async function streamSession(
   const streamId = sessionStreamId(sessionId);
   let cursor = deps.after;
   let caughtUp = false;
-  const waiting: StoredEvent[] = [];
+  const waiting: (readonly StoredEvent[])[] = [];
   let closed = false;
 
   openSse(res);
@@ -77,22 +102,28 @@ export async function streamSession(
       setImmediate(checkBacklog);
     }
   };
-  const send = (event: StoredEvent) => {
-    if (event.revision <= cursor) return;
-    cursor = event.revision;
-    write(`id: ${event.revision}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`);
+  /** Writes the events after the cursor, in one write (revisions ascend within a batch). */
+  const send = (events: readonly StoredEvent[]) => {
+    const first = events[0];
+    const fresh =
+      first !== undefined && first.revision > cursor ? events : events.filter((e) => e.revision > cursor);
+    const last = fresh.at(-1);
+    if (last === undefined) return;
+    cursor = last.revision;
+    write(framesOf(fresh));
   };
 
   // Join the live tail first, then read what is stored: nothing can fall between the two.
-  const leave = deps.hub.listen(streamId, cursor, (event) => (caughtUp ? send(event) : waiting.push(event)));
+  const leave = deps.hub.listen(streamId, cursor, (events) =>
+    caughtUp ? send(events) : waiting.push(events),
+  );
   const unsubscribeDeltas = deps.live.subscribe(sessionId, (delta) =>
     write(`event: part.delta\ndata: ${JSON.stringify(delta)}\n\n`),
   );
-  const heartbeat = setInterval(() => write(': heartbeat\n\n'), deps.heartbeatMs);
-  heartbeat.unref();
+  const stopHeartbeat = onHeartbeat(deps.heartbeatMs, () => write(': heartbeat\n\n'));
   const stop = () => {
     closed = true;
-    clearInterval(heartbeat);
+    stopHeartbeat();
     leave();
     unsubscribeDeltas();
   };
@@ -101,10 +132,10 @@ export async function streamSession(
   try {
     for (;;) {
       const page = await deps.events.readStream(streamId, { after: cursor, limit: PAGE });
-      for (const event of page) send(event);
+      send(page);
       if (page.length < PAGE || closed) break;
     }
-    for (const event of waiting.splice(0)) send(event);
+    for (const events of waiting.splice(0)) send(events);
     caughtUp = true;
   } catch (error) {
     stop();

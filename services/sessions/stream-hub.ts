@@ -2,16 +2,29 @@ import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts'
 import { isCaughtUp } from '../../shared/event-store/types.ts';
 import type { Logger } from '../../shared/logger.ts';
 
-type Listener = (event: StoredEvent) => void;
+/** Receives the events of one turn of the event loop, in order; the array is shared by every listener. */
+export type BatchListener = (events: readonly StoredEvent[]) => void;
+
+/**
+ * Events handed to the listeners in one turn of the event loop. Between turns the socket writes go
+ * out and other requests are served; within a turn, a client gets everything pending in one write.
+ */
+export const MAX_EVENTS_PER_TURN = 100;
 
 interface Tail {
-  listeners: Set<Listener>;
+  listeners: Set<BatchListener>;
   controller: AbortController;
+  pending: StoredEvent[];
+  deliveryScheduled: boolean;
+  /** Resolves the reader when the listeners have taken what was pending (back-pressure). */
+  drained: (() => void) | undefined;
 }
 
 /**
  * One subscription per stream, however many clients follow it: the store's `subscribe` is read once
- * per change, and each event is handed to every listener. A tail stops when its last listener leaves.
+ * per change. A reader queues what the subscription yields; a delivery step, once per turn of the
+ * event loop, hands everything queued to every listener as one batch, so a burst costs each client
+ * one write instead of one per event. A tail stops when its last listener leaves.
  */
 export class StreamHub {
   #tails = new Map<string, Tail>();
@@ -21,11 +34,17 @@ export class StreamHub {
     private readonly logger: Logger,
   ) {}
 
-  /** Calls `listener` with each event of `streamId` after `afterRevision` (or after the tail's start). */
-  listen(streamId: string, afterRevision: number, listener: Listener): () => void {
+  /** Calls `listener` with the events of `streamId` after `afterRevision` (or after the tail's start). */
+  listen(streamId: string, afterRevision: number, listener: BatchListener): () => void {
     let tail = this.#tails.get(streamId);
     if (!tail) {
-      const created: Tail = { listeners: new Set(), controller: new AbortController() };
+      const created: Tail = {
+        listeners: new Set(),
+        controller: new AbortController(),
+        pending: [],
+        deliveryScheduled: false,
+        drained: undefined,
+      };
       this.#tails.set(streamId, created);
       void this.#follow(streamId, afterRevision, created);
       tail = created;
@@ -36,6 +55,7 @@ export class StreamHub {
       current.listeners.delete(listener);
       if (current.listeners.size === 0) {
         current.controller.abort();
+        current.drained?.();
         if (this.#tails.get(streamId) === current) this.#tails.delete(streamId);
       }
     };
@@ -45,7 +65,13 @@ export class StreamHub {
     try {
       for await (const item of this.events.subscribe({ streamId, after, signal: tail.controller.signal })) {
         if (isCaughtUp(item)) continue;
-        for (const listener of tail.listeners) listener(item);
+        tail.pending.push(item);
+        this.#scheduleDelivery(tail);
+        if (tail.pending.length >= MAX_EVENTS_PER_TURN) {
+          await new Promise<void>((resolve) => {
+            tail.drained = resolve;
+          });
+        }
       }
     } catch (error) {
       this.logger.warn({ err: error, streamId }, 'stream tail stopped');
@@ -53,8 +79,29 @@ export class StreamHub {
     }
   }
 
+  #scheduleDelivery(tail: Tail): void {
+    if (tail.deliveryScheduled) return;
+    tail.deliveryScheduled = true;
+    setImmediate(() => this.#deliver(tail));
+  }
+
+  #deliver(tail: Tail): void {
+    tail.deliveryScheduled = false;
+    const batch = tail.pending.splice(0, MAX_EVENTS_PER_TURN);
+    const resume = tail.drained;
+    tail.drained = undefined;
+    if (!tail.controller.signal.aborted) {
+      for (const listener of tail.listeners) listener(batch);
+      if (tail.pending.length > 0) this.#scheduleDelivery(tail);
+    }
+    resume?.();
+  }
+
   close(): void {
-    for (const tail of this.#tails.values()) tail.controller.abort();
+    for (const tail of this.#tails.values()) {
+      tail.controller.abort();
+      tail.drained?.();
+    }
     this.#tails.clear();
   }
 }

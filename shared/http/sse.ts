@@ -1,13 +1,21 @@
 import type { Response } from 'express';
 
-/** Starts an SSE answer: no buffering by proxies, headers flushed at once. */
+/**
+ * Starts an SSE answer: no buffering by proxies. The headers leave with the first event, in the same
+ * write; when no event was written by the end of this turn of the event loop, they are flushed
+ * alone, so that a client waiting for the first event still sees the answer start at once.
+ * (The events written in one tick already leave in one write: a response's write corks its socket
+ * and uncorks it on the next tick.)
+ */
 export function openSse(res: Response): void {
   res.status(200);
   res.setHeader('content-type', 'text/event-stream; charset=utf-8');
   res.setHeader('cache-control', 'no-cache, no-transform');
   res.setHeader('connection', 'keep-alive');
   res.setHeader('x-accel-buffering', 'no');
-  res.flushHeaders();
+  setImmediate(() => {
+    if (!res.headersSent && !res.destroyed) res.flushHeaders();
+  });
 }
 
 /** Writes one event; each `res.write` goes to the socket at once (no compression, no buffering). */

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryEventStore } from '../../shared/event-store/memory.ts';
+import type { StoredEvent } from '../../shared/event-store/types.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { MAX_EVENTS_PER_TURN, StreamHub } from './stream-hub.ts';
+
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
+  expect(check()).toBe(true);
+};
+
+const ticks = (from: number, count: number) =>
+  Array.from({ length: count }, (_, i) => ({ type: 'Tick', data: { n: from + i } }));
+const system = { metadata: { actor: 'system' } };
+
+describe('StreamHub', () => {
+  it('hands every event to every listener once, in order, from one subscription', async () => {
+    const store = new MemoryEventStore();
+    const hub = new StreamHub(store, createLogger('silent'));
+    const seen: number[][] = [[], [], []];
+    const leaves = seen.map((into) =>
+      hub.listen('s-1', -1, (batch) => into.push(...batch.map((e) => e.revision))),
+    );
+    await store.append('s-1', ticks(0, 3), system);
+    await until(() => seen.every((s) => s.length === 3));
+    await store.append('s-1', ticks(3, 2), system);
+    await until(() => seen.every((s) => s.length === 5));
+    expect(seen).toEqual([
+      [0, 1, 2, 3, 4],
+      [0, 1, 2, 3, 4],
+      [0, 1, 2, 3, 4],
+    ]);
+    for (const leave of leaves) leave();
+    hub.close();
+  });
+
+  it('hands a burst to every listener as one shared batch', async () => {
+    const store = new MemoryEventStore();
+    const hub = new StreamHub(store, createLogger('silent'));
+    const batches: (readonly StoredEvent[])[][] = [[], []];
+    const leaves = batches.map((into) => hub.listen('s-1', -1, (batch) => into.push(batch)));
+    await store.append('s-1', ticks(0, 5), system);
+    await until(() => batches.every((b) => b.length > 0));
+    expect(batches[0]).toHaveLength(1);
+    expect(batches[0]?.[0]?.map((e) => e.revision)).toEqual([0, 1, 2, 3, 4]);
+    expect(batches[1]?.[0]).toBe(batches[0]?.[0]);
+    for (const leave of leaves) leave();
+    hub.close();
+  });
+
+  it('lets the event loop turn between batches of a burst larger than one turn takes', async () => {
+    const store = new MemoryEventStore();
+    const hub = new StreamHub(store, createLogger('silent'));
+    const sizes: number[] = [];
+    let delivered = 0;
+    const leave = hub.listen('s-1', -1, (batch) => {
+      sizes.push(batch.length);
+      delivered += batch.length;
+    });
+
+    // Events delivered as seen at each turn of the event loop while the burst fans out.
+    const atEachTurn: number[] = [];
+    let watching = true;
+    const watch = () => {
+      atEachTurn.push(delivered);
+      if (watching) setImmediate(watch);
+    };
+    setImmediate(watch);
+    const total = 2 * MAX_EVENTS_PER_TURN + 10;
+    await store.append('s-1', ticks(0, total), system);
+    await until(() => delivered === total);
+    watching = false;
+
+    expect(sizes).toEqual([MAX_EVENTS_PER_TURN, MAX_EVENTS_PER_TURN, 10]);
+    expect(atEachTurn).toContain(MAX_EVENTS_PER_TURN);
+    expect(atEachTurn).toContain(2 * MAX_EVENTS_PER_TURN);
+    leave();
+    hub.close();
+  });
+
+  it('stops reading the stream when the last listener leaves', async () => {
+    const store = new MemoryEventStore();
+    const hub = new StreamHub(store, createLogger('silent'));
+    const seen: number[] = [];
+    const leave = hub.listen('s-1', -1, (batch) => seen.push(...batch.map((e) => e.revision)));
+    await store.append('s-1', ticks(0, 1), system);
+    await until(() => seen.length === 1);
+    leave();
+    await store.append('s-1', ticks(1, 1), system);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen).toEqual([0]);
+
+    // A new listener starts a new tail from where it asks.
+    const again: number[] = [];
+    const leaveAgain = hub.listen('s-1', 0, (batch) => again.push(...batch.map((e) => e.revision)));
+    await until(() => again.length === 1);
+    expect(again).toEqual([1]);
+    leaveAgain();
+    hub.close();
+  });
+});
