@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type { Client } from 'pg';
 import type { Logger } from './logger.ts';
 
 /** Work that must run in exactly one process at a time (a forwarder, a job worker). */
@@ -41,7 +41,7 @@ export function runAsLeader(
 ): Leadership {
   let leading = false;
   let stopped = false;
-  let client: pg.Client | undefined;
+  let client: Client | undefined;
   let controller: AbortController | undefined;
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -60,6 +60,8 @@ export function runAsLeader(
     timer = undefined;
     if (stopped) return;
     try {
+      // Loaded here, not at the top: processes that never compete for leadership never load `pg`.
+      const { default: pg } = await import('pg');
       const c = new pg.Client({ connectionString });
       c.on('error', () => lose('connection error'));
       c.on('end', () => lose('connection ended'));

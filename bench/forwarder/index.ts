@@ -7,9 +7,9 @@
  */
 import { cpus } from 'node:os';
 import { MemoryCheckpointStore } from '../../projections/checkpoints.ts';
-import { FORWARDER_CHECKPOINT, KafkaForwarder, kafkaProducer } from '../../services/forwarder/kafka.ts';
+import { FORWARDER_CHECKPOINT, KafkaForwarder } from '../../services/forwarder/kafka.ts';
 import { toKafkaMessage } from '../../services/forwarder/message.ts';
-import type { BatchProducer } from '../../services/forwarder/producer.ts';
+import { type BatchProducer, kafkaProducer } from '../../services/forwarder/producer.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { type Cluster, freshTopic, KCAT, startMockCluster } from '../../test/forwarder/support.ts';

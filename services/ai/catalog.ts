@@ -10,33 +10,38 @@ export interface CatalogEntry {
   available: boolean;
 }
 
+/** The entries as computed once, and every env value that computation read. */
+interface Computed {
+  entries: readonly CatalogEntry[];
+  byId: Map<string, CatalogEntry>;
+  reads: Map<string, string | undefined>;
+}
+
 /**
- * The models registered in code, and which can be called now. It is computed from the env read
- * model on each call, so `env upsert` of a key makes its models appear at once and `env remove`
- * makes them disappear, with no restart and no cache to invalidate.
+ * The models registered in code, and which can be called now. It follows the env read model: `env
+ * upsert` of a key makes its models appear at once and `env remove` makes them disappear, with no
+ * restart.
+ *
+ * The entries are computed once and kept for as long as every env value their computation read is
+ * unchanged (providers' `models` depend on env only). Comparing the values read, rather than a
+ * version of the env read model, also catches a change of the process environment, which an
+ * EnvLookup falls back to and which has no version.
  */
 export class Catalog {
+  #computed: Computed | undefined;
+
   constructor(
     private readonly providers: readonly Provider[],
     private readonly env: EnvLookup,
   ) {}
 
-  entries(): CatalogEntry[] {
-    return this.providers.flatMap((provider) => {
-      const missingEnv = provider.env.filter((e) => e.required && !this.env.get(e.key)).map((e) => e.key);
-      return provider.models(this.env).map((model) => ({
-        model,
-        provider,
-        envRequirements: provider.env,
-        missingEnv,
-        available: missingEnv.length === 0,
-      }));
-    });
+  entries(): readonly CatalogEntry[] {
+    return this.#current().entries;
   }
 
   /** The callable model with this id and modality, or 404 `model_not_found`. */
   resolve(id: string, modality: Modality): CatalogEntry {
-    const entry = this.entries().find((e) => e.model.id === id);
+    const entry = this.#current().byId.get(id);
     if (!entry?.available) {
       throw new ApiError('model_not_found', `model "${id}" does not exist or cannot be called now`, {
         param: 'model',
@@ -50,5 +55,42 @@ export class Catalog {
       );
     }
     return entry;
+  }
+
+  #current(): Computed {
+    const computed = this.#computed;
+    if (computed && this.#unchanged(computed.reads)) return computed;
+    this.#computed = this.#compute();
+    return this.#computed;
+  }
+
+  #unchanged(reads: Map<string, string | undefined>): boolean {
+    for (const [key, value] of reads) if (this.env.get(key) !== value) return false;
+    return true;
+  }
+
+  #compute(): Computed {
+    const reads = new Map<string, string | undefined>();
+    const env: EnvLookup = {
+      get: (key) => {
+        const value = this.env.get(key);
+        reads.set(key, value);
+        return value;
+      },
+    };
+    const entries = this.providers.flatMap((provider) => {
+      const missingEnv = provider.env.filter((e) => e.required && !env.get(e.key)).map((e) => e.key);
+      return provider.models(env).map((model) => ({
+        model,
+        provider,
+        envRequirements: provider.env,
+        missingEnv,
+        available: missingEnv.length === 0,
+      }));
+    });
+    const byId = new Map<string, CatalogEntry>();
+    // The first entry with an id wins, as a search of the list would find it.
+    for (const entry of entries) if (!byId.has(entry.model.id)) byId.set(entry.model.id, entry);
+    return { entries, byId, reads };
   }
 }

@@ -2,7 +2,7 @@ import type { StudioConfig } from '../../shared/config.ts';
 import type { Leadership } from '../../shared/leadership.ts';
 import type { GatewayContext } from '../gateway/context.ts';
 import { FORWARDER_CHECKPOINT, type ForwarderStatus, KafkaForwarder } from './kafka.ts';
-import { kafkaProducer } from './producer.ts';
+import type { BatchProducer, KafkaProducerOptions } from './producer.ts';
 
 /** The forwarder as the gateway runs it: one per log (runAlone, or runAsLeader on PostgreSQL). */
 export interface GatewayForwarder {
@@ -29,7 +29,7 @@ export function gatewayForwarder(config: StudioConfig, ctx: GatewayContext): Gat
   const forwarder = new KafkaForwarder({
     events: ctx.events,
     checkpoints: ctx.checkpoints,
-    producer: () => kafkaProducer({ brokers, topic, clientId: config.kafkaClientId, logger }),
+    producer: () => lazyKafkaProducer({ brokers, topic, clientId: config.kafkaClientId, logger }),
     logger,
   });
   let leadership: Leadership | undefined;
@@ -42,6 +42,22 @@ export function gatewayForwarder(config: StudioConfig, ctx: GatewayContext): Gat
     },
     async stop() {
       await leadership?.stop();
+    },
+  };
+}
+
+/** A kafkajs producer whose library is loaded on its first connect: a gateway without Kafka never loads it. */
+function lazyKafkaProducer(options: KafkaProducerOptions): BatchProducer {
+  let loaded: Promise<BatchProducer> | undefined;
+  const producer = () => {
+    loaded ??= import('./producer.ts').then(({ kafkaProducer }) => kafkaProducer(options));
+    return loaded;
+  };
+  return {
+    connect: async () => (await producer()).connect(),
+    send: async (events) => (await producer()).send(events),
+    disconnect: async () => {
+      if (loaded) await (await loaded).disconnect();
     },
   };
 }

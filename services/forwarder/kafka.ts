@@ -5,7 +5,8 @@ import type { Logger } from '../../shared/logger.ts';
 import type { BatchProducer } from './producer.ts';
 import { EventQueue } from './queue.ts';
 
-export { type BatchProducer, type KafkaProducerOptions, kafkaProducer } from './producer.ts';
+// Types only: importing this module must not load kafkajs (kafkaProducer is in ./producer.ts).
+export type { BatchProducer, KafkaProducerOptions } from './producer.ts';
 
 /** Name of the forwarder's checkpoint in the CheckpointStore. */
 export const FORWARDER_CHECKPOINT = 'kafka-forwarder';

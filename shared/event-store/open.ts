@@ -1,16 +1,12 @@
 import { join } from 'node:path';
-import pg from 'pg';
 import {
   type Checkpoint,
   type CheckpointStore,
   MemoryCheckpointStore,
   SqlCheckpointStore,
 } from '../../projections/checkpoints.ts';
-import { openKurrentDbStore, redactConnectionString } from './kurrentdb.ts';
 import { MemoryEventStore } from './memory.ts';
 import { migrate } from './migrations.ts';
-import { openPgliteStore } from './pglite.ts';
-import { openPostgresStore, postgresDriver } from './postgres.ts';
 import type { EventStore, EventStoreKind, StoreTestHooks } from './types.ts';
 
 export interface StoreConfig {
@@ -30,6 +26,7 @@ export interface OpenedStore {
   close(): Promise<void>;
 }
 
+/** Opens the configured log. Each adapter and its client library are loaded only when chosen. */
 export async function openStore(config: StoreConfig): Promise<OpenedStore> {
   switch (config.kind) {
     case 'memory': {
@@ -43,6 +40,7 @@ export async function openStore(config: StoreConfig): Promise<OpenedStore> {
     }
     case 'pglite': {
       const dir = join(config.dataDir, 'pglite');
+      const { openPgliteStore } = await import('./pglite.ts');
       const { store, driver } = await openPgliteStore(dir, config.hooks);
       return {
         events: store,
@@ -53,6 +51,7 @@ export async function openStore(config: StoreConfig): Promise<OpenedStore> {
     }
     case 'postgres': {
       if (!config.databaseUrl) throw new Error('STUDIO_EVENT_STORE=postgres needs DATABASE_URL');
+      const { openPostgresStore } = await import('./postgres.ts');
       const { store, driver } = await openPostgresStore({
         connectionString: config.databaseUrl,
         hooks: config.hooks,
@@ -69,6 +68,7 @@ export async function openStore(config: StoreConfig): Promise<OpenedStore> {
       // PostgreSQL when DATABASE_URL is set, else in this process's memory (rebuilt at each start).
       const url = config.kurrentdbUrl ?? process.env.KURRENTDB_URL;
       if (!url) throw new Error('STUDIO_EVENT_STORE=kurrentdb needs KURRENTDB_URL');
+      const { openKurrentDbStore, redactConnectionString } = await import('./kurrentdb.ts');
       const events = await openKurrentDbStore({ connectionString: url, hooks: config.hooks });
       if (!config.databaseUrl) {
         return {
@@ -78,6 +78,10 @@ export async function openStore(config: StoreConfig): Promise<OpenedStore> {
           close: () => events.close(),
         };
       }
+      const [{ default: pg }, { postgresDriver }] = await Promise.all([
+        import('pg'),
+        import('./postgres.ts'),
+      ]);
       const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 5 });
       pool.on('error', () => undefined); // an idle client's error surfaces on its next use
       const driver = postgresDriver(pool);

@@ -19,12 +19,19 @@ export function pgliteDriver(db: PGlite): SqlDriver {
   };
 }
 
+/**
+ * PostgreSQL's default 128 MB of shared buffers live in the WASM heap and are never given back:
+ * 16 MB keeps an embedded gateway ~130 MB smaller (measured on reopen), and the operating system's
+ * page cache still holds the data files.
+ */
+export const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
+
 /** Opens the embedded store in `dir` (or in memory when `dir` is undefined) and applies migrations. */
 export async function openPgliteStore(
   dir: string | undefined,
   hooks?: StoreTestHooks,
 ): Promise<{ store: SqlEventStore; driver: SqlDriver }> {
-  const db = dir === undefined ? new PGlite() : new PGlite(dir);
+  const db = new PGlite({ dataDir: dir, startParams: PGLITE_START_PARAMS });
   await db.waitReady;
   const driver = pgliteDriver(db);
   await migrate(driver);

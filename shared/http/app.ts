@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express, type Request, type Response } from 'express';
-import { pinoHttp } from 'pino-http';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ActionContext, AnyAction } from './action.ts';
@@ -38,22 +37,7 @@ export function baseApp(logger: Logger): Express {
     res.setHeader('x-request-id', req.requestId);
     next();
   });
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req) => (req as Request).requestId,
-      // Only what is needed to follow a request: never headers or bodies.
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({
-          id: req.id,
-          method: req.method,
-          url: withoutQueryValues(req.url),
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
+  app.use(requestLog(logger));
   return app;
 }
 
@@ -105,6 +89,33 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
   app.use(errorMiddleware(logger));
   return app;
+}
+
+/**
+ * One line per request once its response is done (or the client left): at `info`, or `error` for a
+ * 5xx. Only what is needed to follow a request: never headers or bodies, query values elided.
+ * One `close` listener and no per-request child logger (pino-http made one per request even when
+ * the level dropped its line): at LOG_LEVEL=warn a 2xx costs next to nothing.
+ */
+function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const start = Date.now();
+    // `close` comes once per response: after `finish`, or alone when the connection went first.
+    res.once('close', () => {
+      const failed = res.statusCode >= 500;
+      if (!logger.isLevelEnabled(failed ? 'error' : 'info')) return;
+      const line = {
+        req: { id: req.requestId, method: req.method, url: withoutQueryValues(req.originalUrl) },
+        res: { statusCode: res.headersSent ? res.statusCode : null },
+        ...(failed ? { err: new Error(`failed with status code ${res.statusCode}`) } : {}),
+        responseTime: Date.now() - start,
+      };
+      const completed = !req.readableAborted && res.writableEnded;
+      if (failed) logger.error(line, 'request errored');
+      else logger.info(line, completed ? 'request completed' : 'request aborted');
+    });
+    next();
+  };
 }
 
 /** Query values may carry codes or states (OAuth callbacks): logs keep only their names. */

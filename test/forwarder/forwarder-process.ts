@@ -3,7 +3,8 @@
  * test (fillLog), keeps its checkpoint in a file the test reads, and runs until it is killed.
  *   FWD_BROKERS, FWD_TOPIC, FWD_CHECKPOINTS (file), FWD_STREAMS, FWD_EVENTS, FWD_BATCH
  */
-import { KafkaForwarder, kafkaProducer } from '../../services/forwarder/kafka.ts';
+import { KafkaForwarder } from '../../services/forwarder/kafka.ts';
+import { kafkaProducer } from '../../services/forwarder/producer.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { FileCheckpointStore, fillLog } from './support.ts';

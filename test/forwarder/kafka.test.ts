@@ -21,8 +21,8 @@ import {
   FORWARDER_CHECKPOINT,
   KafkaForwarder,
   type KafkaForwarderOptions,
-  kafkaProducer,
 } from '../../services/forwarder/kafka.ts';
+import { kafkaProducer } from '../../services/forwarder/producer.ts';
 import { startGateway } from '../../services/gateway/gateway.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';

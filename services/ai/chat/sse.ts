@@ -1,14 +1,50 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
-/** Server-sent events from an upstream body, parsed as they arrive (no buffering of the whole body). */
+/** Most bytes read from a body after its reader stopped early; beyond, it is destroyed after all. */
+const DRAIN_LIMIT_BYTES = 256 * 1024;
+
+/**
+ * Server-sent events from an upstream body, parsed as they arrive (no buffering of the whole body).
+ * A reader that stops early (at `[DONE]`) leaves the rest of the body to be read in the background:
+ * destroying it instead would abort the upstream request, lose its keep-alive connection and build
+ * an AbortError. Cancelling goes through the request's signal, which still ends the body at once.
+ */
 export async function* readSse(body: AsyncIterable<Buffer>): AsyncGenerator<EventSourceMessage> {
   const pending: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (event) => pending.push(event) });
   const decoder = new TextDecoder();
-  for await (const chunk of body) {
-    parser.feed(decoder.decode(chunk, { stream: true }));
-    while (pending.length > 0) yield pending.shift()!;
+  const chunks = body[Symbol.asyncIterator]();
+  let yielding = false;
+  try {
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done) break;
+      parser.feed(decoder.decode(next.value, { stream: true }));
+      yielding = true;
+      while (pending.length > 0) yield pending.shift()!;
+      yielding = false;
+    }
+  } finally {
+    // Only when the reader stopped at a yield: after an error or the end there is nothing left.
+    if (yielding) void drain(chunks);
   }
   parser.feed(decoder.decode());
   while (pending.length > 0) yield pending.shift()!;
+}
+
+async function drain(chunks: AsyncIterator<Buffer>): Promise<void> {
+  let read = 0;
+  try {
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done) return;
+      read += next.value.length;
+      if (read > DRAIN_LIMIT_BYTES) {
+        await chunks.return?.();
+        return;
+      }
+    }
+  } catch {
+    // The upstream broke off or was cancelled: nobody is waiting for the rest any more.
+  }
 }

@@ -77,6 +77,10 @@ export interface Provider {
   id: string;
   name: string;
   env: readonly EnvRequirement[];
+  /**
+   * Must depend on nothing but what it reads from `env`: the catalog keeps the answer until one of
+   * those values changes.
+   */
   models(env: EnvLookup): ModelDefinition[];
   chat?(model: ModelDefinition, request: ChatRequest, ctx: CallContext): Promise<ChatCompletion>;
   /**

@@ -1,0 +1,94 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { UpstreamClient } from '../upstream.ts';
+import { readSse } from './sse.ts';
+
+const settle = (ms = 20) => new Promise((r) => setTimeout(r, ms));
+
+/** A body of `chunks`, noting how far it was read and whether it was cut off (destroyed) early. */
+function body(chunks: Iterable<string>) {
+  const state = { read: 0, ended: false, cutOff: false };
+  const iterable = (async function* () {
+    try {
+      for (const chunk of chunks) {
+        state.read++;
+        yield Buffer.from(chunk);
+      }
+      state.ended = true;
+    } finally {
+      state.cutOff = !state.ended;
+    }
+  })();
+  return { iterable, state };
+}
+
+describe('readSse', () => {
+  it('a reader that stops early leaves the rest of the body to be read to its end, not destroyed', async () => {
+    const { iterable, state } = body(['data: 1\n\n', 'data: [DONE]\n\n', ': trailing\n\n', 'data: 2\n\n']);
+    for await (const event of readSse(iterable)) if (event.data === '[DONE]') break;
+    await settle();
+    expect(state).toEqual({ read: 4, ended: true, cutOff: false });
+  });
+
+  it('a body that goes on and on after the reader stopped is destroyed after all', async () => {
+    const { iterable, state } = body(
+      (function* () {
+        yield 'data: [DONE]\n\n';
+        for (;;) yield `: ${'x'.repeat(64 * 1024)}\n\n`;
+      })(),
+    );
+    for await (const event of readSse(iterable)) if (event.data === '[DONE]') break;
+    await settle();
+    expect(state.cutOff).toBe(true);
+    expect(state.read).toBeLessThan(10);
+  });
+
+  it('a body read to its end gives every event, split across chunks or not', async () => {
+    const { iterable, state } = body(['data: a\n\nda', 'ta: b\n', '\n']);
+    const events: string[] = [];
+    for await (const event of readSse(iterable)) events.push(event.data);
+    expect(events).toEqual(['a', 'b']);
+    expect(state).toEqual({ read: 3, ended: true, cutOff: false });
+  });
+});
+
+describe('readSse over an upstream connection', () => {
+  let server: Server | undefined;
+  let upstream: UpstreamClient | undefined;
+  afterEach(async () => {
+    await upstream?.close();
+    server?.close();
+  });
+
+  it('stopping at [DONE] ends the body cleanly and keeps the connection for the next request', async () => {
+    const sockets = new Set<Socket>();
+    server = createServer((req, res) => {
+      sockets.add(req.socket);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"n":1}\n\ndata: [DONE]\n\n');
+      setTimeout(() => res.end(), 30); // the end of the body comes a little after [DONE]
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    upstream = new UpstreamClient();
+    const call = () =>
+      upstream!.send({ url, headers: {}, signal: new AbortController().signal, secrets: [] });
+
+    const first = await call();
+    const events: string[] = [];
+    for await (const event of readSse(first.body)) {
+      events.push(event.data);
+      if (event.data === '[DONE]') break;
+    }
+    expect(events).toEqual(['{"n":1}', '[DONE]']);
+    await settle(80);
+    const stream = first.body as unknown as { readableEnded: boolean; errored: Error | null };
+    expect(stream.errored).toBeNull();
+    expect(stream.readableEnded).toBe(true);
+
+    const second = await call();
+    await second.body.text();
+    expect(sockets.size).toBe(1);
+  });
+});
