@@ -1,5 +1,21 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { openPgliteStore } from './pglite.ts';
+
+const MB = 1024 * 1024;
+const ROOT = join(import.meta.dirname, '..', '..');
+const OPEN_AND_REPORT_RSS = `
+const { openPgliteStore } = await import('./shared/event-store/pglite.ts');
+const { store } = await openPgliteStore(process.argv[1]);
+await store.append('s-1', [{ type: 'Noted', data: { n: 1 } }], { metadata: { actor: 'test' } });
+process.stdout.write(String(process.memoryUsage().rss));
+await store.close();
+`;
 
 describe('embedded PGlite store', () => {
   it('runs with small shared buffers, so the WASM heap stays small', async () => {
@@ -9,6 +25,43 @@ describe('embedded PGlite store', () => {
       expect(rows[0]?.shared_buffers).toBe('16MB');
     } finally {
       await store.close();
+    }
+  });
+
+  it('creates a fresh directory out of process (initdb leaves no heap behind), and the data stays', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-'));
+    const dir = join(parent, 'pglite');
+    try {
+      // In a process of its own, so that its resident memory is PGlite's and nothing else's:
+      // initdb in-process leaves ~750 MB resident, a directory created out of process ~200 MB.
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', OPEN_AND_REPORT_RSS, dir],
+        { cwd: ROOT },
+      );
+      expect(Number(stdout) / MB).toBeLessThan(400);
+      expect(existsSync(join(dir, 'PG_VERSION'))).toBe(true);
+
+      const again = await openPgliteStore(dir);
+      const events = await again.store.readStream('s-1');
+      expect(events.map((e) => e.data)).toEqual([{ n: 1 }]);
+      await again.store.close();
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('a directory that cannot be created is a clear error naming it', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-'));
+    try {
+      // A file where the directory should be.
+      const file = join(parent, 'taken');
+      await writeFile(file, 'x');
+      await expect(openPgliteStore(join(file, 'pglite'))).rejects.toThrow(
+        /could not create the PGlite data directory .*taken/,
+      );
+    } finally {
+      await rm(parent, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,6 @@
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { migrate } from './migrations.ts';
+import { initializePgliteDir } from './pglite-initdb.ts';
 import type { SqlDriver, SqlExecutor } from './sql-driver.ts';
 import { SqlEventStore } from './sql-store.ts';
 import type { StoreTestHooks } from './types.ts';
@@ -31,6 +32,7 @@ export async function openPgliteStore(
   dir: string | undefined,
   hooks?: StoreTestHooks,
 ): Promise<{ store: SqlEventStore; driver: SqlDriver }> {
+  if (dir !== undefined) await initializePgliteDir(dir, PGLITE_START_PARAMS);
   const db = new PGlite({ dataDir: dir, startParams: PGLITE_START_PARAMS });
   await db.waitReady;
   const driver = pgliteDriver(db);
