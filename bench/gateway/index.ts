@@ -10,7 +10,8 @@
  *   BENCH_QUICK=1                 1 repetition, short time boxes
  *   BENCH_REPS=N                  interleaved repetitions (default 3, quick 1)
  *   BENCH_GATEWAY_SECONDS=N       closed-loop time box per target and mode (default 5, quick 1.5)
- *   BENCH_GATEWAY_STORE=pglite    Studio's event store: pglite (default, as `studio start`) or memory
+ *   BENCH_GATEWAY_STORE=pglite    Studio's event store: pglite (default, as `studio start`), memory, or
+ *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
  *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,thin,studio,portkey
  *
  * autocannon and @portkey-ai/gateway are installed into a temp directory at run time (see tools.ts).
@@ -19,6 +20,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freshPostgresDatabase, postgresUnavailableReason } from '../../test/support/postgres.ts';
 import { round3, type Summary, summarize } from '../lib/stats.ts';
 import { type OpenLoopResult, openLoop, percentile } from './open-loop.ts';
 import {
@@ -31,7 +33,7 @@ import {
   spawnProbed,
   spawnReady,
 } from './processes.ts';
-import { startStudioTarget } from './studio.ts';
+import { type StudioStore, startStudioTarget } from './studio.ts';
 import { installTools, type Tools } from './tools.ts';
 
 export interface GatewayBenchOptions {
@@ -39,7 +41,7 @@ export interface GatewayBenchOptions {
   reps?: number;
   /** Closed-loop time box per target and mode, seconds. */
   seconds?: number;
-  store?: 'pglite' | 'memory';
+  store?: StudioStore;
   targets?: TargetKey[];
   log?: (message: string) => void;
 }
@@ -162,7 +164,7 @@ function optionsFromEnv(): GatewayBenchOptions {
     quick: env.BENCH_QUICK === '1',
     reps: positive(env.BENCH_REPS),
     seconds: positive(env.BENCH_GATEWAY_SECONDS),
-    store: env.BENCH_GATEWAY_STORE === 'memory' ? 'memory' : 'pglite',
+    store: (['memory', 'postgres'] as const).find((s) => s === env.BENCH_GATEWAY_STORE) ?? 'pglite',
     ...(targets?.length ? { targets } : {}),
   };
 }
@@ -191,8 +193,10 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
   const loadAtStart = loadavg()[0]!;
   const dir = await mkdtemp(join(tmpdir(), 'studio-bench-gateway-'));
   const children: Child[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
   const stopAll = async () => {
     for (const child of children.splice(0).reverse()) await child.stop().catch(() => undefined);
+    for (const cleanup of cleanups.splice(0)) await cleanup().catch(() => undefined);
   };
   const onSignal = () =>
     void stopAll().finally(() => rm(dir, { recursive: true, force: true }).finally(() => process.exit(130)));
@@ -243,7 +247,14 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
         model: 'compat/bench',
       };
       try {
-        const studio = await startStudioTarget({ dir, mockUrl: mock.url, store });
+        let env: Record<string, string> = {};
+        if (store === 'postgres') {
+          const database = await freshPostgresDatabase();
+          if (!database) throw new Error(postgresUnavailableReason);
+          cleanups.push(() => database.drop());
+          env = { DATABASE_URL: database.url };
+        }
+        const studio = await startStudioTarget({ dir, mockUrl: mock.url, store, env });
         children.push(studio.child);
         targets.push({
           ...base,

@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { type Child, spawnReady } from './processes.ts';
 
+export type StudioStore = 'pglite' | 'memory' | 'postgres';
+
 export interface StudioTarget {
   child: Child;
   /** A user token of the studio `bench`. */
@@ -28,7 +30,7 @@ async function adminPost(origin: string, path: string, key: string, body: unknow
 export async function startStudioTarget(options: {
   dir: string;
   mockUrl: string;
-  store: 'pglite' | 'memory';
+  store: StudioStore;
   env?: Record<string, string>;
 }): Promise<StudioTarget> {
   const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
