@@ -3,7 +3,7 @@ import { ApiError } from '../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
 import { onHeartbeat } from '../../shared/http/heartbeat.ts';
 import { openSse } from '../../shared/http/sse.ts';
-import type { LiveBus } from '../runtime/live.ts';
+import type { LiveBus, PartDelta } from '../runtime/live.ts';
 import { sessionStreamId } from './session.ts';
 import type { StreamHub } from './stream-hub.ts';
 
@@ -36,29 +36,28 @@ export const eventView = (e: StoredEvent) => ({
   time: e.createdAt,
 });
 
-// The hub hands the same batch of the same event objects to every client of a stream: serialize
-// each event and each batch once, not once per client.
-const frames = new WeakMap<StoredEvent, string>();
-const batchFrames = new WeakMap<readonly StoredEvent[], string>();
-
-function frameOf(event: StoredEvent): string {
-  let frame = frames.get(event);
-  if (frame === undefined) {
-    frame = `id: ${event.revision}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`;
-    frames.set(event, frame);
-  }
-  return frame;
+/** `build(key)` once per key object: every client of a stream is handed the same objects. */
+function memoized<K extends object>(build: (key: K) => string): (key: K) => string {
+  const built = new WeakMap<K, string>();
+  return (key) => {
+    let text = built.get(key);
+    if (text === undefined) {
+      text = build(key);
+      built.set(key, text);
+    }
+    return text;
+  };
 }
 
-function framesOf(events: readonly StoredEvent[]): string {
-  if (events.length === 1) return frameOf(events[0] as StoredEvent);
-  let text = batchFrames.get(events);
-  if (text === undefined) {
-    text = events.map(frameOf).join('');
-    batchFrames.set(events, text);
-  }
-  return text;
-}
+// The hub hands the same batch of the same events to every client, and the live bus the same
+// delta: each is serialized once, not once per client.
+const frameOf = memoized<StoredEvent>(
+  (event) => `id: ${event.revision}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`,
+);
+const batchFrameOf = memoized<readonly StoredEvent[]>((events) => events.map(frameOf).join(''));
+const framesOf = (events: readonly StoredEvent[]) =>
+  events.length === 1 ? frameOf(events[0] as StoredEvent) : batchFrameOf(events);
+const deltaFrameOf = memoized<PartDelta>((delta) => `event: part.delta\ndata: ${JSON.stringify(delta)}\n\n`);
 
 /**
  * Tails one session over SSE: stored events after the resume point (each once, `id:` = revision),
@@ -117,9 +116,7 @@ export async function streamSession(
   const leave = deps.hub.listen(streamId, cursor, (events) =>
     caughtUp ? send(events) : waiting.push(events),
   );
-  const unsubscribeDeltas = deps.live.subscribe(sessionId, (delta) =>
-    write(`event: part.delta\ndata: ${JSON.stringify(delta)}\n\n`),
-  );
+  const unsubscribeDeltas = deps.live.subscribe(sessionId, (delta) => write(deltaFrameOf(delta)));
   const stopHeartbeat = onHeartbeat(deps.heartbeatMs, () => write(': heartbeat\n\n'));
   const stop = () => {
     closed = true;

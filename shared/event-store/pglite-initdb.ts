@@ -22,11 +22,13 @@ await db.close();
 export async function initializePgliteDir(dir: string, startParams: readonly string[]): Promise<void> {
   if (existsSync(join(dir, 'PG_VERSION'))) return;
   try {
-    await promisify(execFile)(
-      process.execPath,
-      ['--input-type=module', '-e', INITDB, dir, JSON.stringify(startParams)],
-      { env: process.env },
-    );
+    await promisify(execFile)(process.execPath, [
+      '--input-type=module',
+      '-e',
+      INITDB,
+      dir,
+      JSON.stringify(startParams),
+    ]);
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr?.trim();
     throw new Error(`could not create the PGlite data directory ${dir}${stderr ? `: ${stderr}` : ''}`, {
