@@ -19,12 +19,13 @@ import { postgresDriver } from '../shared/event-store/postgres.ts';
 import { SqlEventStore } from '../shared/event-store/sql-store.ts';
 import type { AppendOptions, AppendResult, NewEvent } from '../shared/event-store/types.ts';
 import { WrongExpectedRevision } from '../shared/event-store/types.ts';
+import { positiveFromEnv } from './lib/env.ts';
 import { type Appender, measureAppends } from './lib/measures.ts';
 import { round3, summarize } from './lib/stats.ts';
 import { baseDatabaseUrl, openPostgres } from './lib/targets.ts';
 
-const REPS = Number(process.env.BENCH_REPS) || 3;
-const APPEND_MS = Number(process.env.BENCH_APPEND_MS) || 3_000;
+const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? 3;
+const APPEND_MS = positiveFromEnv('BENCH_APPEND_MS', { integer: true }) ?? 3_000;
 const log = (message: string) => process.stderr.write(`[pg-appends] ${message}\n`);
 
 interface Variant {

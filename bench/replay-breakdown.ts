@@ -16,12 +16,13 @@ import { MemoryCheckpointStore } from '../projections/checkpoints.ts';
 import { GATEWAY_PROJECTIONS } from '../services/gateway/projections.ts';
 import { type EventStore, isCaughtUp } from '../shared/event-store/types.ts';
 import { loadDataset, planDataset } from './lib/dataset.ts';
+import { positiveFromEnv } from './lib/env.ts';
 import { measureRunnerStart, measureSubscribeCatchUp } from './lib/measures.ts';
 import { round3, summarize } from './lib/stats.ts';
 import { openMemory, openPglite, openPostgres, type Target } from './lib/targets.ts';
 
-const REPS = Number(process.env.BENCH_REPS) || 3;
-const EVENTS = Number(process.env.BENCH_EVENTS) || 100_000;
+const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? 3;
+const EVENTS = positiveFromEnv('BENCH_EVENTS', { integer: true }) ?? 100_000;
 const TARGETS = (process.env.BENCH_TARGETS ?? 'memory,pglite,postgres').split(',');
 const log = (message: string) => process.stderr.write(`[replay] ${message}\n`);
 

@@ -14,6 +14,7 @@
 import { readFile } from 'node:fs/promises';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { type DatasetShape, loadDataset, planDataset } from './lib/dataset.ts';
+import { positiveFromEnv } from './lib/env.ts';
 import {
   type Budget,
   measureAppends,
@@ -29,9 +30,9 @@ import { openMemory, openPglite, openPostgres, type Target, type TargetKind } fr
 
 const env = process.env;
 const QUICK = env.BENCH_QUICK === '1';
-const REPS = positiveInt(env.BENCH_REPS) ?? (QUICK ? 2 : 3);
-const EVENTS = positiveInt(env.BENCH_EVENTS) ?? (QUICK ? 20_000 : 100_000);
-const APPEND_MS = positiveInt(env.BENCH_APPEND_MS) ?? (QUICK ? 500 : 3_000);
+const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (QUICK ? 2 : 3);
+const EVENTS = positiveFromEnv('BENCH_EVENTS', { integer: true }) ?? (QUICK ? 20_000 : 100_000);
+const APPEND_MS = positiveFromEnv('BENCH_APPEND_MS', { integer: true }) ?? (QUICK ? 500 : 3_000);
 /** Count bound of an append measurement, so the memory store does not grow without end. */
 const APPEND_MAX_OPS = QUICK ? 10_000 : 50_000;
 const READ_PAGE = 5_000;
@@ -45,11 +46,6 @@ const TARGETS = (env.BENCH_TARGETS ?? 'memory,pglite,postgres')
 
 const AIM_POSTGRES_APPENDS_16 = 5_000;
 const AIM_REPLAY_EVENTS_PER_S = 100_000;
-
-function positiveInt(value: string | undefined): number | undefined {
-  const n = Number(value);
-  return value && Number.isInteger(n) && n > 0 ? n : undefined;
-}
 
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 

@@ -13,21 +13,17 @@ import { type BatchProducer, kafkaProducer } from '../../services/forwarder/prod
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { type Cluster, freshTopic, KCAT, startMockCluster } from '../../test/forwarder/support.ts';
+import { positiveFromEnv } from '../lib/env.ts';
 import { round3, summarize } from '../lib/stats.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
-const EVENTS = positiveInt(process.env.BENCH_FORWARDER_EVENTS) ?? (QUICK ? 10_000 : 50_000);
-const REPS = positiveInt(process.env.BENCH_REPS) ?? (QUICK ? 1 : 3);
+const EVENTS = positiveFromEnv('BENCH_FORWARDER_EVENTS', { integer: true }) ?? (QUICK ? 10_000 : 50_000);
+const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (QUICK ? 1 : 3);
 const STREAMS = 200;
 const BATCH_SIZES = [100, 500, 1_000, 5_000];
 
 const log = (message: string) => process.stderr.write(`[bench:forwarder] ${message}\n`);
 const silent = createLogger('silent');
-
-function positiveInt(value: string | undefined): number | undefined {
-  const n = Number(value);
-  return value && Number.isInteger(n) && n > 0 ? n : undefined;
-}
 
 /** A log shaped like Studio's: small JSON events over many streams, with request metadata. */
 async function buildLog(count: number): Promise<MemoryEventStore> {

@@ -20,7 +20,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freshPostgresDatabase, postgresUnavailableReason } from '../../test/support/postgres.ts';
+import { positiveFromEnv } from '../lib/env.ts';
 import { round3, type Summary, summarize } from '../lib/stats.ts';
 import { type OpenLoopResult, openLoop, percentile } from './open-loop.ts';
 import {
@@ -33,7 +33,7 @@ import {
   spawnProbed,
   spawnReady,
 } from './processes.ts';
-import { type StudioStore, startStudioTarget } from './studio.ts';
+import { type StudioStore, startStudioTarget, studioStoreFromEnv } from './studio.ts';
 import { installTools, type Tools } from './tools.ts';
 
 export interface GatewayBenchOptions {
@@ -150,11 +150,6 @@ async function check(target: Target): Promise<void> {
 const oneLine = (error: unknown) =>
   (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 240);
 
-function positive(value: string | undefined): number | undefined {
-  const n = Number(value);
-  return value && Number.isFinite(n) && n > 0 ? n : undefined;
-}
-
 function optionsFromEnv(): GatewayBenchOptions {
   const env = process.env;
   const targets = env.BENCH_GATEWAY_TARGETS?.split(',')
@@ -162,9 +157,9 @@ function optionsFromEnv(): GatewayBenchOptions {
     .filter((s): s is TargetKey => (ALL_TARGETS as readonly string[]).includes(s));
   return {
     quick: env.BENCH_QUICK === '1',
-    reps: positive(env.BENCH_REPS),
-    seconds: positive(env.BENCH_GATEWAY_SECONDS),
-    store: (['memory', 'postgres'] as const).find((s) => s === env.BENCH_GATEWAY_STORE) ?? 'pglite',
+    reps: positiveFromEnv('BENCH_REPS'),
+    seconds: positiveFromEnv('BENCH_GATEWAY_SECONDS'),
+    store: studioStoreFromEnv(),
     ...(targets?.length ? { targets } : {}),
   };
 }
@@ -193,10 +188,8 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
   const loadAtStart = loadavg()[0]!;
   const dir = await mkdtemp(join(tmpdir(), 'studio-bench-gateway-'));
   const children: Child[] = [];
-  const cleanups: (() => Promise<void>)[] = [];
   const stopAll = async () => {
     for (const child of children.splice(0).reverse()) await child.stop().catch(() => undefined);
-    for (const cleanup of cleanups.splice(0)) await cleanup().catch(() => undefined);
   };
   const onSignal = () =>
     void stopAll().finally(() => rm(dir, { recursive: true, force: true }).finally(() => process.exit(130)));
@@ -247,14 +240,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
         model: 'compat/bench',
       };
       try {
-        let env: Record<string, string> = {};
-        if (store === 'postgres') {
-          const database = await freshPostgresDatabase();
-          if (!database) throw new Error(postgresUnavailableReason);
-          cleanups.push(() => database.drop());
-          env = { DATABASE_URL: database.url };
-        }
-        const studio = await startStudioTarget({ dir, mockUrl: mock.url, store, env });
+        const studio = await startStudioTarget({ dir, mockUrl: mock.url, store });
         children.push(studio.child);
         targets.push({
           ...base,

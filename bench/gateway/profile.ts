@@ -3,7 +3,7 @@
  * (as the benchmark does), warms up, then profiles Studio with V8's sampling profiler during a
  * closed-loop load (50 connections), JSON then stream, and prints the hot spots.
  *   node --import tsx bench/gateway/profile.ts
- *   BENCH_PROFILE_SECONDS=N (default 8)   BENCH_GATEWAY_STORE=pglite|memory (default pglite)
+ *   BENCH_PROFILE_SECONDS=N (default 8)   BENCH_GATEWAY_STORE=pglite|memory|postgres (default pglite)
  *   BENCH_PROFILE_DIR=<dir>               keep the .cpuprofile files there (for Chrome DevTools)
  */
 import { existsSync } from 'node:fs';
@@ -11,14 +11,15 @@ import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { positiveFromEnv } from '../lib/env.ts';
 import { round3 } from '../lib/stats.ts';
 import { closedLoop } from './closed-loop.ts';
 import { formatSummary, summarizeProfile } from './cpuprofile.ts';
 import { type Child, cpuMs, spawnReady } from './processes.ts';
-import { startStudioTarget } from './studio.ts';
+import { startStudioTarget, studioStoreFromEnv } from './studio.ts';
 
-const seconds = Number(process.env.BENCH_PROFILE_SECONDS) || 8;
-const store = process.env.BENCH_GATEWAY_STORE === 'memory' ? 'memory' : 'pglite';
+const seconds = positiveFromEnv('BENCH_PROFILE_SECONDS') ?? 8;
+const store = studioStoreFromEnv();
 const keep = process.env.BENCH_PROFILE_DIR;
 const log = (message: string) => process.stderr.write(`[bench:profile] ${message}\n`);
 

@@ -15,10 +15,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freshPostgresDatabase, postgresUnavailableReason } from '../../test/support/postgres.ts';
+import { positiveFromEnv } from '../lib/env.ts';
 import { openLoop, percentile } from './open-loop.ts';
 import { type Child, peakRssMb, resetPeakRss, spawnReady } from './processes.ts';
-import { type StudioStore, startStudioTarget } from './studio.ts';
+import { startStudioTarget, studioStoreFromEnv } from './studio.ts';
 
 const TITLE = '## Gateway soak: RSS over a long run (issue 3)';
 const SLICE_MS = 10_000;
@@ -27,10 +27,9 @@ const FLAT_TOLERANCE = 0.1;
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1';
-const seconds = Number(env.BENCH_SOAK_SECONDS) || (quick ? 60 : 600);
-const rate = Number(env.BENCH_SOAK_RATE) || 500;
-const store: StudioStore =
-  (['memory', 'postgres'] as const).find((s) => s === env.BENCH_GATEWAY_STORE) ?? 'pglite';
+const seconds = positiveFromEnv('BENCH_SOAK_SECONDS') ?? (quick ? 60 : 600);
+const rate = positiveFromEnv('BENCH_SOAK_RATE') ?? 500;
+const store = studioStoreFromEnv();
 const log = (message: string) => process.stderr.write(`[bench:soak] ${message}\n`);
 
 const rssMb = async (pid: number) => {
@@ -61,18 +60,10 @@ const valid = (stream: boolean) => (status: number, text: string) =>
 async function main(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'studio-bench-soak-'));
   const children: Child[] = [];
-  let dropDatabase: (() => Promise<void>) | undefined;
   try {
     const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
     children.push(mock);
-    let studioEnv: Record<string, string> = {};
-    if (store === 'postgres') {
-      const database = await freshPostgresDatabase();
-      if (!database) return `${TITLE}\n\nnot run: ${postgresUnavailableReason}\n`;
-      dropDatabase = () => database.drop();
-      studioEnv = { DATABASE_URL: database.url };
-    }
-    const studio = await startStudioTarget({ dir, mockUrl: mock.url, store, env: studioEnv });
+    const studio = await startStudioTarget({ dir, mockUrl: mock.url, store });
     children.push(studio.child);
     const { pid } = studio.child;
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${studio.token}` };
@@ -114,7 +105,6 @@ async function main(): Promise<string> {
     return report(minutes, rssAtRest, peakRssMb(pid));
   } finally {
     for (const child of children.reverse()) await child.stop().catch(() => undefined);
-    await dropDatabase?.().catch(() => undefined);
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }

@@ -1,9 +1,23 @@
 /** Studio's gateway as a benchmark target: its own process, a studio and a user token. */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import {
+  type FreshDatabase,
+  freshPostgresDatabase,
+  postgresUnavailableReason,
+} from '../../test/support/postgres.ts';
 import { type Child, spawnReady } from './processes.ts';
 
-export type StudioStore = 'pglite' | 'memory' | 'postgres';
+const STORES = ['pglite', 'memory', 'postgres'] as const;
+export type StudioStore = (typeof STORES)[number];
+
+/** BENCH_GATEWAY_STORE: pglite (as `studio start`) unless set; anything else is refused by name. */
+export function studioStoreFromEnv(value = process.env.BENCH_GATEWAY_STORE): StudioStore {
+  if (value === undefined || value === '') return 'pglite';
+  const store = STORES.find((s) => s === value);
+  if (!store) throw new Error(`BENCH_GATEWAY_STORE must be one of ${STORES.join(', ')}, not "${value}"`);
+  return store;
+}
 
 export interface StudioTarget {
   child: Child;
@@ -25,7 +39,8 @@ async function adminPost(origin: string, path: string, key: string, body: unknow
 /**
  * Starts bench/gateway/studio-launcher.ts with the env a deployment would set (model
  * `compat/bench` on the openai-compatible provider, pointing at `mockUrl`), then creates the
- * studio `bench` and a user token with the admin key.
+ * studio `bench` and a user token with the admin key. On `postgres` it gets a fresh database, which
+ * its child's `stop` drops.
  */
 export async function startStudioTarget(options: {
   dir: string;
@@ -34,7 +49,12 @@ export async function startStudioTarget(options: {
   env?: Record<string, string>;
 }): Promise<StudioTarget> {
   const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
-  const child = await spawnReady('Studio', ['--import', 'tsx', 'bench/gateway/studio-launcher.ts'], {
+  let database: FreshDatabase | undefined;
+  if (options.store === 'postgres') {
+    database = await freshPostgresDatabase();
+    if (!database) throw new Error(postgresUnavailableReason);
+  }
+  const spawned = await spawnReady('Studio', ['--import', 'tsx', 'bench/gateway/studio-launcher.ts'], {
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
     STUDIO_EVENT_STORE: options.store,
@@ -46,8 +66,19 @@ export async function startStudioTarget(options: {
     OPENAI_COMPATIBLE_BASE_URL: `${options.mockUrl}/v1`,
     OPENAI_COMPATIBLE_MODELS: 'bench',
     OPENAI_COMPATIBLE_API_KEY: `sk-bench-${randomBytes(8).toString('hex')}`,
+    ...(database ? { DATABASE_URL: database.url } : {}),
     ...options.env,
+  }).catch(async (error: unknown) => {
+    await database?.drop();
+    throw error;
   });
+  const child: Child = {
+    ...spawned,
+    stop: async () => {
+      await spawned.stop();
+      await database?.drop();
+    },
+  };
   try {
     await adminPost(child.url, '/v1/studios/create', adminKey, { name: 'Bench', studio_id: 'bench' });
     const applied = await adminPost(child.url, '/v1/studios/tokens/apply', adminKey, { studio_id: 'bench' });

@@ -28,6 +28,7 @@ import http from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createParser } from 'eventsource-parser';
+import { positiveFromEnv } from '../lib/env.ts';
 import { formatProfile, summarizeProfile } from './profile.ts';
 import {
   type AppendReport,
@@ -42,7 +43,7 @@ import {
 
 const env = process.env;
 const QUICK = env.BENCH_QUICK === '1';
-const LARGE = positiveInt(env.BENCH_SSE_SUBSCRIBERS) ?? 1_000;
+const LARGE = positiveFromEnv('BENCH_SSE_SUBSCRIBERS', { integer: true }) ?? 1_000;
 const SMALL = 100;
 const RATE = 20;
 const STEADY_MS = QUICK ? 2_000 : 10_000;
@@ -52,7 +53,7 @@ const BURST = QUICK ? 50 : 100;
 /** A burst of large events (e.g. big message parts): more than the 1 MB a client may have pending, in total. */
 const LARGE_BURST = 50;
 const LARGE_EVENT_BYTES = 32 * 1024;
-const REPS = positiveInt(env.BENCH_REPS) ?? (QUICK ? 1 : 2);
+const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (QUICK ? 1 : 2);
 type Target = Ready['store'];
 const TARGETS = (env.BENCH_SSE_TARGETS ?? (QUICK ? 'memory,reference' : 'memory,reference,pglite'))
   .split(',')
@@ -73,11 +74,6 @@ const DRAIN_TIMEOUT_MS = 20_000;
 const root = join(import.meta.dirname, '..', '..');
 const log = (message: string) => process.stderr.write(`[bench:sse] ${message}\n`);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function positiveInt(value: string | undefined): number | undefined {
-  const n = Number(value);
-  return value && Number.isInteger(n) && n > 0 ? n : undefined;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The server child
