@@ -1,5 +1,3 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ProjectionRunner } from '../../projections/runner.ts';
 import { studiosProjection } from '../../projections/studios.ts';
 import { tokensProjection } from '../../projections/tokens.ts';
@@ -10,6 +8,7 @@ import type { StoreTestHooks } from '../../shared/event-store/types.ts';
 import { createHttpApp } from '../../shared/http/app.ts';
 import { Authenticator, type TokenLookup } from '../../shared/http/identity.ts';
 import { ActionRegistry } from '../../shared/http/registry.ts';
+import { type Listening, listen } from '../../shared/http/server.ts';
 import { runAlone, runAsLeader } from '../../shared/leadership.ts';
 import { createLogger, type Logger } from '../../shared/logger.ts';
 import { accountsService } from '../accounts/actions.ts';
@@ -140,23 +139,19 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     health: async () => ({ ...(await health(ctx)), ...(await forwarderHealth(forwarder)) }),
   });
   const { host, port } = options.config.gateway;
-  let server: Server;
+  let listening: Listening;
   try {
-    server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(s)));
-    });
+    listening = await listen(app, host, port, ctx.logger);
   } catch (error) {
     await ai.close();
     await opened.close();
     throw error;
   }
+  const { server } = listening;
   ai.start();
   forwarder?.start();
-  server.keepAliveTimeout = 65_000;
-  const address = server.address() as AddressInfo;
-  const displayHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
-    url: `http://${displayHost}:${address.port}`,
+    url: listening.url,
     adminKeySource: opened.adminKeySource,
     storeLocation: opened.store.location,
     ctx,

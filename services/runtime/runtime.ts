@@ -1,5 +1,3 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { CheckpointStore } from '../../projections/checkpoints.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
@@ -10,6 +8,7 @@ import { openStore } from '../../shared/event-store/open.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
 import { baseApp } from '../../shared/http/app.ts';
 import { errorMiddleware, sendError } from '../../shared/http/errors.ts';
+import { listen } from '../../shared/http/server.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { mountSdkRoutes } from '../sessions/routes.ts';
 import { SessionService } from '../sessions/service.ts';
@@ -155,9 +154,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     app.use((req, res) => sendError(res, new ApiError('not_found', `no route ${req.method} ${req.path}`)));
     app.use(errorMiddleware(logger));
 
-    const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(s)));
-    });
+    const { server, url } = await listen(app, host, port, logger);
     cleanups.push(
       () =>
         new Promise<void>((resolve) => {
@@ -166,9 +163,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         }),
     );
     await sessions.resume();
-    const address = server.address() as AddressInfo;
-    const displayHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    return { url: `http://${displayHost}:${address.port}`, sessions, plugins, live, close: cleanup };
+    return { url, sessions, plugins, live, close: cleanup };
   } catch (error) {
     await cleanup();
     throw error;

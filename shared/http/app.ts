@@ -38,8 +38,26 @@ export function baseApp(logger: Logger): Express {
     next();
   });
   app.use(requestLog(logger));
+  app.use(refuseUnknownContentEncoding);
   return app;
 }
+
+/** Bodies may come compressed; body-parser decodes these and applies each route's limit to the decoded bytes. */
+const DECODED_CONTENT_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
+
+/** Any other Content-Encoding is refused at once, on every route, before a byte of the body is read. */
+const refuseUnknownContentEncoding: RequestHandler = (req, res, next) => {
+  const encoding = req.headers['content-encoding'];
+  if (encoding === undefined || DECODED_CONTENT_ENCODINGS.has(encoding.trim().toLowerCase())) return next();
+  res.setHeader('Connection', 'close');
+  next(
+    new ApiError(
+      'unsupported_media_type',
+      'this Content-Encoding is not supported: send the body as identity, gzip, deflate or br',
+      { headers: { 'Accept-Encoding': 'gzip, deflate, br' } },
+    ),
+  );
+};
 
 /** The gateway's HTTP shell: request ids, logs, JSON bodies, identities, the action registry, errors. */
 export function createHttpApp(options: HttpAppOptions): Express {

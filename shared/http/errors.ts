@@ -46,8 +46,12 @@ export function toApiError(error: unknown): ApiError | undefined {
       case 'entity.parse.failed':
         return new ApiError('invalid_json', 'the request body is not valid JSON');
       case 'encoding.unsupported':
+        return new ApiError(
+          'unsupported_media_type',
+          'this Content-Encoding is not supported: send the body as identity, gzip, deflate or br',
+        );
       case 'charset.unsupported':
-        return new ApiError('invalid_json', 'the request body must be UTF-8 JSON');
+        return new ApiError('unsupported_media_type', 'the request body must be UTF-8 JSON');
       case 'request.aborted':
       case 'request.size.invalid':
         return new ApiError('invalid_json', 'the request body was incomplete');
