@@ -5,6 +5,29 @@ const port = z.coerce.number().int().min(0).max(65_535);
 const blankToUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(blankToUndefined, z.string().optional());
 
+/** `a, b` → the origins of those URLs (http or https only, nothing after the origin). */
+const originList = z.string().transform((value, ctx) => {
+  const origins: string[] = [];
+  for (const item of value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    let url: URL | undefined;
+    try {
+      url = new URL(item);
+    } catch {}
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${item}" is not an origin such as https://console.example.com`,
+      });
+      return z.NEVER;
+    }
+    origins.push(url.origin);
+  }
+  return origins;
+});
+
 /** The environment variables of DESIGN.md section 5, parsed once at start. */
 const EnvSchema = z.object({
   STUDIO_DATA_DIR: z.preprocess(blankToUndefined, z.string().default('./.studio')),
@@ -34,6 +57,10 @@ const EnvSchema = z.object({
   STUDIO_RUNTIME_HOST: z.preprocess(blankToUndefined, z.string().default('127.0.0.1')),
   STUDIO_RUNTIME_PORT: z.preprocess(blankToUndefined, port.default(8601)),
   STUDIO_PUBLIC_URL: optionalString,
+  /** The runtime's URL as clients reach it when that is not loopback (its host is accepted in `Host`). */
+  STUDIO_RUNTIME_PUBLIC_URL: z.preprocess(blankToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** Browser origins that may call the runtime and the session API (CORS). */
+  STUDIO_ALLOWED_ORIGINS: z.preprocess(blankToUndefined, originList.default([])),
   STUDIO_GATEWAY_URL: optionalString,
   STUDIO_TOKEN: optionalString,
   STUDIO_RUNTIME_TOKEN: z.preprocess(
@@ -50,6 +77,11 @@ const EnvSchema = z.object({
     blankToUndefined,
     z.coerce.number().int().min(10).max(3_600_000).default(15_000),
   ),
+  /** Session event streams (SSE) one client address may hold open at once. */
+  STUDIO_MAX_STREAMS_PER_CLIENT: z.preprocess(
+    blankToUndefined,
+    z.coerce.number().int().min(1).max(1_000_000).default(256),
+  ),
   STUDIO_WORKSPACE: optionalString,
   STUDIO_MCP_CONFIG: optionalString,
   STUDIO_PLUGINS_DISABLED: optionalString,
@@ -60,29 +92,6 @@ const EnvSchema = z.object({
 });
 
 const TEN_YEARS_S = 10 * 365 * 24 * 3600;
-
-/** `a, b` → the origins of those URLs (http or https only, nothing after the origin). */
-const originList = z.string().transform((value, ctx) => {
-  const origins: string[] = [];
-  for (const item of value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    let url: URL | undefined;
-    try {
-      url = new URL(item);
-    } catch {}
-    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `"${item}" is not an origin such as https://console.example.com`,
-      });
-      return z.NEVER;
-    }
-    origins.push(url.origin);
-  }
-  return origins;
-});
 
 /** `closed`, `open`, or the email domains (comma-separated) whose verified addresses may sign up. */
 const signupPolicy = z.string().transform((value, ctx) => {
@@ -172,7 +181,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     adminSecretKey: e.ADMIN_SECRET_KEY,
     masterKey: e.STUDIO_MASTER_KEY,
     gateway: { host: e.STUDIO_GATEWAY_HOST, port: e.STUDIO_GATEWAY_PORT },
-    runtime: { host: e.STUDIO_RUNTIME_HOST, port: e.STUDIO_RUNTIME_PORT },
+    runtime: {
+      host: e.STUDIO_RUNTIME_HOST,
+      port: e.STUDIO_RUNTIME_PORT,
+      publicUrl: e.STUDIO_RUNTIME_PUBLIC_URL,
+      allowedOrigins: e.STUDIO_ALLOWED_ORIGINS,
+    },
     publicUrl: e.STUDIO_PUBLIC_URL,
     gatewayUrl: e.STUDIO_GATEWAY_URL,
     studioToken: e.STUDIO_TOKEN,
@@ -181,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     agentMaxSteps: e.STUDIO_AGENT_MAX_STEPS,
     maxQueuedTurns: e.STUDIO_MAX_QUEUED_TURNS,
     sseHeartbeatMs: e.STUDIO_SSE_HEARTBEAT_MS,
+    maxStreamsPerClient: e.STUDIO_MAX_STREAMS_PER_CLIENT,
     workspace: resolve(e.STUDIO_WORKSPACE ?? `${e.STUDIO_DATA_DIR}/workspace`),
     mcpConfig: resolve(e.STUDIO_MCP_CONFIG ?? `${e.STUDIO_DATA_DIR}/mcp.json`),
     pluginsDisabled: (e.STUDIO_PLUGINS_DISABLED ?? '')

@@ -116,6 +116,8 @@ async function main(): Promise<void> {
     STUDIO_GATEWAY_PORT: '0',
     STUDIO_RUNTIME_HOST: '127.0.0.1',
     STUDIO_RUNTIME_PORT: '0',
+    // Every subscriber of the bench comes from this one machine.
+    STUDIO_MAX_STREAMS_PER_CLIENT: '100000',
     LOG_LEVEL: 'silent',
   });
   const logger = createLogger('silent');

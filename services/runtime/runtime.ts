@@ -8,6 +8,8 @@ import { openStore } from '../../shared/event-store/open.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
 import { baseApp } from '../../shared/http/app.ts';
 import { errorMiddleware, sendError } from '../../shared/http/errors.ts';
+import { OpenStreamLimit } from '../../shared/http/open-streams.ts';
+import { hostsOf, originGuard } from '../../shared/http/origin-guard.ts';
 import { listen } from '../../shared/http/server.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { mountSdkRoutes } from '../sessions/routes.ts';
@@ -124,6 +126,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     cleanups.push(() => effects.stop());
 
     const app = baseApp(logger);
+    app.use(
+      originGuard({
+        extraHosts: hostsOf(host, config.runtime.publicUrl),
+        allowedOrigins: config.runtime.allowedOrigins,
+      }),
+    );
     mountRuntimeRoutes(app, {
       plugins,
       sessions,
@@ -149,6 +157,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         workspace: config.workspace,
         model: config.agentModel,
         heartbeatMs: config.sseHeartbeatMs,
+        openStreams: new OpenStreamLimit(config.maxStreamsPerClient),
       });
     }
     app.use((req, res) => sendError(res, new ApiError('not_found', `no route ${req.method} ${req.path}`)));

@@ -5,6 +5,7 @@ import { ApiError } from '../../shared/errors.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
 import { readJsonBody } from '../../shared/http/app.ts';
 import { validationError } from '../../shared/http/errors.ts';
+import { clientKeyOf, type OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import {
   type Attachment,
   AttachmentSchema,
@@ -27,6 +28,8 @@ export interface SdkRouteDeps {
   workspace: string;
   model: string;
   heartbeatMs: number;
+  /** Bounds the event streams one client holds open. */
+  openStreams: OpenStreamLimit;
 }
 
 const limit = z.coerce.number().int().min(1).max(200).default(50);
@@ -230,6 +233,8 @@ export function mountSdkRoutes(app: Express, deps: SdkRouteDeps): void {
     handle(async (req, res) => {
       const { session } = find(req);
       const after = resumePoint(req);
+      const release = deps.openStreams.acquire(clientKeyOf(req.socket.remoteAddress));
+      res.once('close', release);
       await streamSession(res, {
         events: deps.events,
         hub: deps.hub,
