@@ -1,6 +1,7 @@
 import { constants, type Dirent } from 'node:fs';
 import { type FileHandle, lstat, open, readdir } from 'node:fs/promises';
 import { ApiError } from '../../../shared/errors.ts';
+import { clientErrorOf } from './fs-errors.ts';
 import { type ResolveOptions, resolveInWorkspace } from './resolve.ts';
 
 // Undefined on Windows, where there is nothing to add.
@@ -8,37 +9,11 @@ const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 // A FIFO must not hang the request: opened non-blocking, it is then refused as not a regular file.
 const NON_BLOCKING = constants.O_NONBLOCK ?? 0;
 
-const codeOf = (error: unknown) => (error as NodeJS.ErrnoException | null)?.code;
-
-/** What opening a path that was just resolved can still run into, as a client error. */
-function openError(error: unknown, given: string, param: string): unknown {
-  switch (codeOf(error)) {
-    case 'ELOOP':
-      // O_NOFOLLOW met a link that was put there after the walk.
-      return new ApiError('path_outside_workspace', `${given} became a symbolic link; not followed`, {
-        param,
-      });
-    case 'ENOENT':
-    case 'ENOTDIR':
-      return new ApiError('not_found', `no ${given} in the workspace`, { param });
-    case 'EISDIR':
-      return new ApiError('conflict', `${given} is a folder`, { param });
-    case 'ENXIO':
-      // A FIFO nobody reads, or a device: opened non-blocking, refused.
-      return new ApiError('conflict', `${given} is not a regular file`, { param });
-    case 'EACCES':
-    case 'EPERM':
-      return new ApiError('forbidden', `${given} cannot be opened: permission denied`, { param });
-    default:
-      return error;
-  }
-}
-
 async function openResolved(path: string, flags: number, given: string, param: string): Promise<FileHandle> {
   try {
     return await open(path, flags | NO_FOLLOW | NON_BLOCKING, 0o666);
   } catch (error) {
-    throw openError(error, given, param);
+    throw clientErrorOf(error, given, param);
   }
 }
 
@@ -100,6 +75,6 @@ export async function listWorkspaceFolder(workspace: string, given: string | und
   const info = await lstat(folder).catch(() => undefined);
   if (!info?.isDirectory()) throw notFolder();
   return readdir(folder, { withFileTypes: true }).catch((error: unknown) => {
-    throw openError(error, given ?? '.', param);
+    throw clientErrorOf(error, given ?? '.', param);
   });
 }

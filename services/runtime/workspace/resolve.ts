@@ -1,6 +1,7 @@
 import { lstat, mkdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ApiError } from '../../../shared/errors.ts';
+import { clientErrorOf } from './fs-errors.ts';
 
 /** As many links as Linux follows in one path before ELOOP. */
 const MAX_LINKS = 40;
@@ -82,13 +83,15 @@ export async function resolveInWorkspace(
     const candidate = join(current, segment);
     const info = await lstat(candidate).catch((error: unknown) => {
       if (isMissing(error)) return undefined;
-      throw error;
+      throw clientErrorOf(error, given, param);
     });
     if (info?.isSymbolicLink()) {
       links += 1;
       if (links > MAX_LINKS)
         throw new ApiError('validation_failed', `${given} goes through too many symbolic links`, { param });
-      const target = await readlink(candidate);
+      const target = await readlink(candidate).catch((error: unknown) => {
+        throw clientErrorOf(error, given, param);
+      });
       if (isAbsolute(target)) {
         const inside = underRoot(target, [root, configured]);
         if (inside === undefined) throw outside();
@@ -107,7 +110,7 @@ export async function resolveInWorkspace(
         () => true,
         (error: unknown) => {
           if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-          throw error;
+          throw clientErrorOf(error, given, param);
         },
       );
       // Something appeared there meanwhile: look at it again rather than trusting it.
