@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   origin_not_allowed: 403,
   studio_mismatch: 403,
   studio_paused: 403,
+  path_outside_workspace: 403,
   not_found: 404,
   model_not_found: 404,
   method_not_allowed: 405,

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors.ts';
 import type { TurnAttachment } from '../sessions/session.ts';
+import { writeWorkspaceFile } from './workspace/files.ts';
 
 export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
 
@@ -33,8 +32,9 @@ function escapeAttribute(value: string): string {
 }
 
 /**
- * Writes each attachment under `attachments/<session>/<uuid>-<safe name>` in the workspace and
- * returns the file tags to place before the instruction, plus what the turn records.
+ * Writes each attachment under `attachments/<session>/<uuid>-<safe name>` in the workspace (never
+ * through a link that leads out of it) and returns the file tags to place before the instruction,
+ * plus what the turn records.
  */
 export async function materialize(
   workspace: string,
@@ -52,15 +52,16 @@ export async function materialize(
     }
   }
   if (attachments.length === 0) return { tags: '', files: [] };
-  const dir = join(workspace, 'attachments', safeFileName(sessionId));
-  await mkdir(dir, { recursive: true });
+  const dir = `attachments/${safeFileName(sessionId)}`;
   const tags: string[] = [];
   const files: TurnAttachment[] = [];
-  for (const a of attachments) {
+  for (const [index, a] of attachments.entries()) {
     const name = safeFileName(a.fileName);
-    const path = join(dir, `${randomUUID()}-${name}`);
-    await writeFile(path, a.content, 'utf8');
-    const relativePath = relative(workspace, path);
+    const relativePath = `${dir}/${randomUUID()}-${name}`;
+    await writeWorkspaceFile(workspace, relativePath, a.content, {
+      exclusive: true,
+      param: `attachments.${index}`,
+    });
     files.push({ name, path: relativePath, mime_type: a.contentType });
     tags.push(
       `<file name="${escapeAttribute(name)}" path="${escapeAttribute(relativePath)}" type="${escapeAttribute(a.contentType)}">${a.content}</file>`,

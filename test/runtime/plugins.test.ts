@@ -262,6 +262,7 @@ describe('actions', () => {
       actionName: 'read',
       payload: { path: 'escape/hostname' },
     });
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(403);
+    expect(res.json.error.code).toBe('path_outside_workspace');
   });
 });

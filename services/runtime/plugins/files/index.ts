@@ -1,9 +1,8 @@
-import { mkdir, readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { z } from 'zod';
-import { ApiError } from '../../../../shared/errors.ts';
+import { listWorkspaceFolder, readWorkspaceFile, writeWorkspaceFile } from '../../workspace/files.ts';
 import { defineAction, definePlugin } from '../types.ts';
-import { resolveInside } from './sandbox.ts';
 
 const MAX_FILE_BYTES = 1024 * 1024;
 const path = z.string().min(1).max(1000);
@@ -29,13 +28,8 @@ export const filesPlugin = definePlugin({
       apiMethod: 'POST',
       apiPath: '/api/files/read',
       async handler({ path: given }, ctx) {
-        const file = await resolveInside(ctx.workspace, given);
-        const info = await stat(file).catch(() => undefined);
-        if (!info?.isFile())
-          throw new ApiError('not_found', `no file ${given} in the workspace`, { param: 'path' });
-        if (info.size > MAX_FILE_BYTES)
-          throw new ApiError('payload_too_large', `${given} is larger than 1 MiB`);
-        return { path: given, content: await readFile(file, 'utf8'), bytes: info.size };
+        const { content, bytes } = await readWorkspaceFile(ctx.workspace, given, MAX_FILE_BYTES);
+        return { path: given, content, bytes };
       },
     }),
     defineAction({
@@ -47,9 +41,7 @@ export const filesPlugin = definePlugin({
       apiMethod: 'POST',
       apiPath: '/api/files/write',
       async handler({ path: given, content }, ctx) {
-        const file = await resolveInside(ctx.workspace, given);
-        await mkdir(dirname(file), { recursive: true });
-        await writeFile(file, content, 'utf8');
+        await writeWorkspaceFile(ctx.workspace, given, content);
         return { path: given, bytes: Buffer.byteLength(content) };
       },
     }),
@@ -62,18 +54,14 @@ export const filesPlugin = definePlugin({
       apiMethod: 'POST',
       apiPath: '/api/files/list',
       async handler({ path: given }, ctx) {
-        const root = await realpath(ctx.workspace);
-        const dir = given === undefined ? root : await resolveInside(ctx.workspace, given);
-        const entries = await readdir(dir, { withFileTypes: true }).catch(() => {
-          throw new ApiError('not_found', `no folder ${given ?? '.'} in the workspace`, { param: 'path' });
-        });
+        const entries = await listWorkspaceFolder(ctx.workspace, given);
         return {
           path: given ?? '.',
           entries: entries
             .map((e) => ({
               name: e.name,
               type: e.isDirectory() ? 'directory' : 'file',
-              path: relative(root, join(dir, e.name)),
+              path: given === undefined ? e.name : join(given, e.name),
             }))
             .sort((a, b) => a.name.localeCompare(b.name)),
         };
