@@ -1,3 +1,4 @@
+import { fromJsonb, toJsonbText } from '../shared/event-store/json-codec.ts';
 import type { SqlDriver } from '../shared/event-store/sql-driver.ts';
 
 export interface Checkpoint<State = unknown> {
@@ -36,7 +37,7 @@ export class SqlCheckpointStore implements CheckpointStore {
   constructor(private readonly db: SqlDriver) {}
 
   async load<State>(name: string): Promise<Checkpoint<State> | undefined> {
-    const { rows } = await this.db.query<{ version: number; position: string; state: State | null }>(
+    const { rows } = await this.db.query<{ version: number; position: string; state: unknown }>(
       'SELECT version, position, state FROM projection_checkpoints WHERE name = $1',
       [name],
     );
@@ -45,7 +46,7 @@ export class SqlCheckpointStore implements CheckpointStore {
     return {
       version: row.version,
       position: Number(row.position),
-      ...(row.state === null ? {} : { state: row.state }),
+      ...(row.state === null ? {} : { state: fromJsonb(row.state) as State }),
     };
   }
 
@@ -58,7 +59,7 @@ export class SqlCheckpointStore implements CheckpointStore {
         name,
         checkpoint.version,
         checkpoint.position,
-        checkpoint.state === undefined ? null : JSON.stringify(checkpoint.state),
+        checkpoint.state === undefined ? null : toJsonbText(checkpoint.state),
       ],
     );
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StoredEvent } from '../../shared/event-store/types.ts';
+import { isStorableIdentifier, type StoredEvent } from '../../shared/event-store/types.ts';
 import { defineAction, defineService } from '../../shared/http/action.ts';
 import type { GatewayContext } from '../gateway/context.ts';
 
@@ -37,7 +37,12 @@ export function auditService(gw: GatewayContext) {
         input: z.strictObject({
           after: z.coerce.number().int().min(0).default(0),
           limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(100),
-          stream: z.string().min(1).max(300).optional(),
+          stream: z
+            .string()
+            .min(1)
+            .max(300)
+            .refine(isStorableIdentifier, 'a stream id cannot hold a NUL character or an unpaired surrogate')
+            .optional(),
           type: z
             .string()
             .regex(/^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$/, 'an event type, or several separated by commas')

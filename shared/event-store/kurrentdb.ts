@@ -61,7 +61,10 @@ import { catchUpThenLive } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
+  assertAppendable,
   assertDistinctIds,
+  assertReadableAll,
+  assertStorableIdentifier,
   checkExpected,
   DuplicateEventId,
   type EventMetadata,
@@ -164,7 +167,7 @@ export class KurrentDbEventStore implements EventStore {
   }
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
-    assertDistinctIds(events);
+    assertAppendable(streamId, events);
     const stream = this.#writableName(streamId);
     const expected = options.expected ?? 'any';
     if (events.length === 0) return this.#checkOnly(streamId, stream, expected);
@@ -213,6 +216,7 @@ export class KurrentDbEventStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    assertStorableIdentifier('stream id', streamId);
     const limit = options.limit ?? Number.MAX_SAFE_INTEGER;
     const after = options.after ?? NO_STREAM;
     if (limit <= 0 || !this.#isStudioStream(streamId)) return [];
@@ -225,6 +229,7 @@ export class KurrentDbEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+    assertReadableAll(options);
     const limit = options.limit ?? Number.MAX_SAFE_INTEGER;
     if (limit <= 0 || options.types?.length === 0) return [];
     const types = options.types === undefined ? undefined : new Set(options.types);

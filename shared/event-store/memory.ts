@@ -4,7 +4,9 @@ import { catchUpThenLive } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
-  assertDistinctIds,
+  assertAppendable,
+  assertReadableAll,
+  assertStorableIdentifier,
   checkExpected,
   DuplicateEventId,
   type EventStore,
@@ -39,7 +41,7 @@ export class MemoryEventStore implements EventStore {
 
   append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
     try {
-      assertDistinctIds(events);
+      assertAppendable(streamId, events);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -131,12 +133,14 @@ export class MemoryEventStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    assertStorableIdentifier('stream id', streamId);
     const stream = this.#streams.get(streamId) ?? [];
     const from = (options.after ?? NO_STREAM) + 1;
     return stream.slice(from, from + (options.limit ?? Number.MAX_SAFE_INTEGER)).map(clone);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+    assertReadableAll(options);
     const visibleBelow = this.#visibleBelow();
     const after = options.after ?? 0;
     const limit = options.limit ?? Number.MAX_SAFE_INTEGER;

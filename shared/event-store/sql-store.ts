@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from './change-notifier.ts';
+import { fromJsonb, toJsonbText } from './json-codec.ts';
 import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
 import { catchUpThenLive } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
-  assertDistinctIds,
+  assertAppendable,
+  assertReadableAll,
+  assertStorableIdentifier,
   DuplicateEventId,
   type EventMetadata,
   type EventStore,
@@ -27,8 +30,9 @@ interface EventRow {
   revision: string | number;
   event_id: string;
   type: string;
+  /** As stored: decoded by `fromJsonb`. */
   data: unknown;
-  metadata: EventMetadata;
+  metadata: unknown;
   created_at: Date | string;
 }
 
@@ -84,7 +88,7 @@ export class SqlEventStore implements EventStore {
   ) {}
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
-    assertDistinctIds(events);
+    assertAppendable(streamId, events);
     if (events.length > MAX_EVENTS_PER_APPEND) {
       throw new RangeError(`at most ${MAX_EVENTS_PER_APPEND} events per append, got ${events.length}`);
     }
@@ -94,8 +98,8 @@ export class SqlEventStore implements EventStore {
       String(expected),
       events.map((e) => e.id ?? randomUUID()),
       events.map((e) => e.type),
-      events.map((e) => JSON.stringify(e.data ?? null)),
-      JSON.stringify(options.metadata),
+      events.map((e) => toJsonbText(e.data)),
+      toJsonbText(options.metadata),
       this.options.notifyOnCommit === true,
     ];
     const hook = this.options.hooks?.beforeCommit;
@@ -121,6 +125,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    assertStorableIdentifier('stream id', streamId);
     const result = await this.db.query<EventRow>(
       `SELECT ${COLUMNS} FROM events WHERE stream_id = $1 AND revision > $2 ORDER BY revision LIMIT $3`,
       [streamId, options.after ?? NO_STREAM, options.limit ?? null],
@@ -129,6 +134,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+    assertReadableAll(options);
     const params: unknown[] = [options.after ?? 0, options.limit ?? null];
     let where = `position > $1 AND ${VISIBLE}`;
     if (options.streamId !== undefined) {
@@ -191,8 +197,8 @@ function toStoredEvent(row: EventRow): StoredEvent {
     revision: Number(row.revision),
     position: Number(row.position),
     type: row.type,
-    data: row.data,
-    metadata: row.metadata,
+    data: fromJsonb(row.data),
+    metadata: fromJsonb(row.metadata) as EventMetadata,
     createdAt:
       row.created_at instanceof Date ? row.created_at.toISOString() : new Date(row.created_at).toISOString(),
   };

@@ -119,6 +119,48 @@ export class DuplicateEventId extends Error {
   }
 }
 
+/** What names an event: its stream id and its type. */
+export type EventIdentifier = 'stream id' | 'event type';
+
+/**
+ * Raised for a stream id or event type that holds a NUL character or an unpaired surrogate: text no
+ * store can keep as it is (PostgreSQL's `text` refuses NUL, UTF-8 has no lone surrogates), so every
+ * adapter refuses it, the memory store included.
+ */
+export class UnstorableIdentifier extends Error {
+  override readonly name = 'UnstorableIdentifier';
+  constructor(
+    readonly field: EventIdentifier,
+    readonly value: string,
+  ) {
+    super(`the ${field} ${JSON.stringify(value)} holds a NUL character or an unpaired surrogate`);
+  }
+}
+
+const NUL_OR_LONE_SURROGATE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether `text` can be a stream id or an event type in every store. */
+export function isStorableIdentifier(text: string): boolean {
+  return !NUL_OR_LONE_SURROGATE.test(text);
+}
+
+export function assertStorableIdentifier(field: EventIdentifier, text: string): void {
+  if (!isStorableIdentifier(text)) throw new UnstorableIdentifier(field, text);
+}
+
+/** The checks every adapter makes before an append: storable names, no event id twice. */
+export function assertAppendable(streamId: string, events: readonly NewEvent[]): void {
+  assertStorableIdentifier('stream id', streamId);
+  for (const event of events) assertStorableIdentifier('event type', event.type);
+  assertDistinctIds(events);
+}
+
+/** The checks every adapter makes before `readAll`: a stream id or types no append could have stored. */
+export function assertReadableAll(options: ReadAllOptions): void {
+  if (options.streamId !== undefined) assertStorableIdentifier('stream id', options.streamId);
+  for (const type of options.types ?? []) assertStorableIdentifier('event type', type);
+}
+
 /**
  * Test-only hook: adapters await it after an append has taken its positions and before it becomes
  * visible, so the contract suite can hold a transaction open and prove readers never skip it.

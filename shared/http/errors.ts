@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiError, DomainError } from '../errors.ts';
+import { UnstorableIdentifier } from '../event-store/types.ts';
 import type { Logger } from '../logger.ts';
 
 /** zod issues as the `details` of a 400, and the first failing field as `param`. */
@@ -36,6 +37,8 @@ export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) return new ApiError(error.kind, error.message);
   if (error instanceof z.ZodError) return validationError(error, 'body');
+  // Stream ids and types are built from what the request named; nothing valid holds such text.
+  if (error instanceof UnstorableIdentifier) return new ApiError('validation_failed', error.message);
   if (isBodyParserError(error)) {
     switch (error.type) {
       case 'entity.too.large':

@@ -15,6 +15,7 @@ import {
   type StoredEvent,
   type StoreTestHooks,
   type SubscribeOptions,
+  UnstorableIdentifier,
   WrongExpectedRevision,
 } from '../../shared/event-store/types.ts';
 import { CommitGate } from '../support/commit-gate.ts';
@@ -539,6 +540,78 @@ export function eventStoreContract(
         expect(ids(stored)).toEqual([e.id]);
         await settled();
         expect((await store.readAll({ after: initial.head })).filter((x) => x.id === e.id)).toHaveLength(1);
+      });
+    });
+
+    describe('any text JSON allows', () => {
+      // A NUL, lone surrogates and a literal backslash-u: valid JSON that PostgreSQL's jsonb refuses
+      // (or, the last one, that a careless escape would turn into a NUL).
+      const awkward = ['\u0000', '\ud800', '\udc00x', '\\u0000', 'a\u0000b\ud800'];
+      const nested = Object.fromEntries(awkward.map((text, i) => [text, { [`k${i}${text}`]: [text, i] }]));
+      const awkwardData: unknown[] = [
+        { ...nested, list: awkward, deeper: { again: nested } },
+        awkward.join(''),
+        awkward,
+        // Shaped like what an adapter may wrap awkward JSON in: must come back as it went in.
+        { $studio_json: '{"a":1}' },
+        { $studio_json: '\u0000' },
+        { $studio_json: { nested } },
+      ];
+      const awkwardMetadata = {
+        actor: 'token:\u0000',
+        requestId: '\ud800',
+        correlationId: '\udc00x',
+        causationId: '\\u0000',
+        extra: nested,
+      } as EventMetadata;
+      const view = (list: readonly StoredEvent[]) =>
+        list.map((e) => ({ id: e.id, type: e.type, data: e.data, metadata: e.metadata }));
+
+      it('data and metadata come back identical from readStream, readAll and subscribe', async () => {
+        const s = streamId('awkward');
+        const appended = awkwardData.map((data) => event('Awkward', data));
+        const expected = appended.map((e) => ({ ...e, metadata: awkwardMetadata }));
+        const first = await store.append(s, appended, { expected: 'no_stream', metadata: awkwardMetadata });
+        await settled();
+
+        expect(view(await store.readStream(s))).toEqual(expected);
+        expect(view(await store.readAll({ streamId: s }))).toEqual(expected);
+        expect(view(await store.readAll({ after: initial.head, types: ['Awkward'] }))).toEqual(expected);
+        const subscriber = subscribe(store, { streamId: s });
+        await subscriber.waitForEvents(ids(appended));
+        expect(view(subscriber.events)).toEqual(expected);
+
+        // Re-appending the same events is still recognised as the same append.
+        const again = await store.append(s, appended, { expected: 'no_stream', metadata: awkwardMetadata });
+        expect(again).toEqual(first);
+        expect(view(await store.readStream(s))).toEqual(expected);
+      });
+
+      it('a stream id or an event type holding NUL or a lone surrogate is refused, nothing stored', async () => {
+        const head = await settled();
+        for (const bad of ['a\u0000b', 'x\ud800', '\udc00', 'y\udbff\udbff']) {
+          const badStream = `${streamId('bad')}${bad}`;
+          const refusals = [
+            () => store.append(badStream, [event()], { metadata: META }),
+            () => store.append(streamId('good'), [event(bad)], { metadata: META }),
+            () => store.readStream(badStream),
+            () => store.readAll({ streamId: badStream }),
+            () => store.readAll({ types: ['Thing', bad] }),
+          ];
+          for (const refusal of refusals) {
+            const error = await rejectionOf(refusal());
+            expect(error).toBeInstanceOf(UnstorableIdentifier);
+            expect((error as Error).message).toContain(JSON.stringify(bad).slice(1, -1));
+          }
+          const subscriber = subscribe(store, { streamId: badStream });
+          expect(await rejectionOf(subscriber.done)).toBeInstanceOf(UnstorableIdentifier);
+        }
+        // A pair of surrogates is one character (an emoji): a valid name.
+        const emoji = streamId('emoji-😀');
+        await store.append(emoji, [event('Thing😀')], { metadata: META });
+        expect((await store.readStream(emoji)).map((e) => e.type)).toEqual(['Thing😀']);
+        await settled();
+        expect((await store.readAll({ after: head })).map((e) => e.streamId)).toEqual([emoji]);
       });
     });
 

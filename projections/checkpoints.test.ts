@@ -1,0 +1,64 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPgliteStore } from '../shared/event-store/pglite.ts';
+import { openPostgresStore } from '../shared/event-store/postgres.ts';
+import { freshPostgresDatabase, postgresUnavailableReason } from '../test/support/postgres.ts';
+import { type CheckpointStore, MemoryCheckpointStore, SqlCheckpointStore } from './checkpoints.ts';
+
+const database = await freshPostgresDatabase();
+afterAll(async () => {
+  await database?.drop();
+});
+
+// A read model's snapshot holds whatever text events carried: NUL and lone surrogates included.
+const awkward = ['\u0000', '\ud800', '\udc00x', '\\u0000', 'a\u0000b\ud800'];
+const snapshots: unknown[] = [
+  { studios: Object.fromEntries(awkward.map((name, i) => [`s${i}${name}`, { name, tags: awkward }])) },
+  awkward,
+  { plain: 'text', n: 1 },
+  { $studio_json: '{"a":1}' },
+  { $studio_json: '\u0000' },
+];
+
+function snapshotCases(open: () => Promise<{ checkpoints: CheckpointStore; close(): Promise<void> }>) {
+  it('a snapshot comes back identical, whatever text it holds', async () => {
+    const { checkpoints, close } = await open();
+    try {
+      for (const [index, state] of snapshots.entries()) {
+        const name = `projection-${index}`;
+        await checkpoints.save(name, { version: 1, position: 10 + index, state });
+        expect(await checkpoints.load(name)).toEqual({ version: 1, position: 10 + index, state });
+        await checkpoints.save(name, { version: 2, position: 20 + index, state: { again: state } });
+        expect(await checkpoints.load(name)).toEqual({
+          version: 2,
+          position: 20 + index,
+          state: { again: state },
+        });
+      }
+    } finally {
+      await close();
+    }
+  });
+}
+
+describe('checkpoints in memory', () => {
+  snapshotCases(async () => ({ checkpoints: new MemoryCheckpointStore(), close: async () => {} }));
+});
+
+describe('checkpoints on PGlite', () => {
+  snapshotCases(async () => {
+    const { store, driver } = await openPgliteStore(undefined);
+    return { checkpoints: new SqlCheckpointStore(driver), close: () => store.close() };
+  });
+});
+
+describe.skipIf(database === undefined)(
+  database
+    ? 'checkpoints on PostgreSQL'
+    : `checkpoints on PostgreSQL (skipped: ${postgresUnavailableReason})`,
+  () => {
+    snapshotCases(async () => {
+      const { store, driver } = await openPostgresStore({ connectionString: database!.url });
+      return { checkpoints: new SqlCheckpointStore(driver), close: () => store.close() };
+    });
+  },
+);
