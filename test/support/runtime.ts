@@ -13,6 +13,8 @@ export interface TestStack {
   /** The user token the runtime calls the gateway with. */
   token: string;
   workspace: string;
+  /** The runtime's log lines (captured when `runtimeLogLevel` is given). */
+  runtimeLogs: string[];
   /** A request to the runtime over real HTTP. */
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
   close(): Promise<void>;
@@ -25,6 +27,8 @@ export interface TestStackOptions {
   plugins?: Plugin[];
   /** Extra configuration variables of the runtime (e.g. STUDIO_AGENT_MODEL, STUDIO_RUNTIME_TOKEN). */
   config?: Record<string, string>;
+  /** LOG_LEVEL of the runtime, whose lines go to `runtimeLogs`. Default silent. */
+  runtimeLogLevel?: 'error' | 'warn' | 'info' | 'debug' | 'trace';
 }
 
 /** A real gateway (memory store) and a runtime on the same log, both on loopback with free ports. */
@@ -46,9 +50,12 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       LOG_LEVEL: 'silent',
       ...options.config,
     });
+    const runtimeLogs: string[] = [];
     const runtime = await startRuntime({
       config,
-      logger: createLogger('silent'),
+      logger: createLogger(options.runtimeLogLevel ?? 'silent', {
+        write: (line: string) => void runtimeLogs.push(line),
+      }),
       gatewayUrl: gw.url,
       token,
       store: { events: gw.running.ctx.events, checkpoints: gw.running.ctx.checkpoints },
@@ -61,6 +68,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       runtime,
       token,
       workspace: config.workspace,
+      runtimeLogs,
       async call(method, path, body, headers = {}) {
         const res = await fetch(`${runtime.url}${path}`, {
           method,
