@@ -22,8 +22,8 @@ function given(events: AccountEvent[]): AccountsState {
     } as Stored<AccountEvent>;
     if (accountsProjection.handles.includes(event.type)) accountsProjection.apply(state, stored);
   });
-  // a snapshot is plain JSON
-  return JSON.parse(JSON.stringify(state));
+  // what is used is what a snapshot gives back, through plain JSON
+  return accountsProjection.fromSnapshot(JSON.parse(JSON.stringify(accountsProjection.toSnapshot(state))));
 }
 
 const created = (accountId: string, email: string | null, studioId = 'acme'): AccountEvent => ({
@@ -47,17 +47,17 @@ describe('accounts projection', () => {
       { type: 'PasswordSet', data: { accountId: 'a1', studioId: 'acme', sealedHash: 'v1.x' } },
       linked('a1', '42'),
     ]);
-    expect(state.byEmail[emailKey('acme', 'ADA@example.COM')]).toBe('a1');
-    expect(state.byEmail[emailKey('other', 'ada@example.com')]).toBe('a2');
-    expect(state.byIdentity[identityKey('acme', 'github', '42')]).toBe('a1');
-    expect(state.byId.a1).toMatchObject({
+    expect(state.byEmail.get(emailKey('acme', 'ADA@example.COM'))).toBe('a1');
+    expect(state.byEmail.get(emailKey('other', 'ada@example.com'))).toBe('a2');
+    expect(state.byIdentity.get(identityKey('acme', 'github', '42'))).toBe('a1');
+    expect(state.byId.get('a1')).toMatchObject({
       email: 'Ada@Example.com',
       has_password: true,
       identities: [{ provider: 'github', subject: '42', linked_at: '2030-01-01T00:00:03.000Z' }],
       status: 'active',
       last_login_at: null,
     });
-    expect(JSON.stringify(state)).not.toContain('v1.x');
+    expect(JSON.stringify(accountsProjection.toSnapshot(state))).not.toContain('v1.x');
   });
 
   it('records the last login', () => {
@@ -75,7 +75,7 @@ describe('accounts projection', () => {
         },
       },
     ]);
-    expect(state.byId.a1?.last_login_at).toBe('2030-01-01T00:00:01.000Z');
+    expect(state.byId.get('a1')?.last_login_at).toBe('2030-01-01T00:00:01.000Z');
   });
 
   it('a removed account leaves the indexes (its email can be reused) but stays listed', () => {
@@ -85,14 +85,14 @@ describe('accounts projection', () => {
       removed('a1'),
       created('a3', 'ADA@example.com'),
     ]);
-    expect(state.byId.a1?.status).toBe('removed');
-    expect(state.byEmail[emailKey('acme', 'ada@example.com')]).toBe('a3');
-    expect(state.byIdentity[identityKey('acme', 'github', '42')]).toBeUndefined();
+    expect(state.byId.get('a1')?.status).toBe('removed');
+    expect(state.byEmail.get(emailKey('acme', 'ada@example.com'))).toBe('a3');
+    expect(state.byIdentity.get(identityKey('acme', 'github', '42'))).toBeUndefined();
   });
 
   it('an account without an email is indexed by identity only', () => {
     const state = given([created('a1', null), linked('a1', '7')]);
-    expect(Object.keys(state.byEmail)).toEqual([]);
-    expect(state.byIdentity[identityKey('acme', 'github', '7')]).toBe('a1');
+    expect(state.byEmail.size).toBe(0);
+    expect(state.byIdentity.get(identityKey('acme', 'github', '7'))).toBe('a1');
   });
 });

@@ -1,5 +1,6 @@
 import type { AccountEvent } from '../services/accounts/account.ts';
 import { defineProjection } from './projection.ts';
+import { type Entries, entriesOf, mapOf } from './snapshot.ts';
 
 /** An account as admins (and the account itself, at sign-in) see it. No password, no hash. */
 export interface AccountRecord {
@@ -16,11 +17,11 @@ export interface AccountRecord {
 }
 
 export interface AccountsState {
-  byId: Record<string, AccountRecord>;
+  byId: Map<string, AccountRecord>;
   /** `emailKey(studio, email)` → id of the live account with that email. */
-  byEmail: Record<string, string>;
+  byEmail: Map<string, string>;
   /** `identityKey(studio, provider, subject)` → id of the live account linked to that identity. */
-  byIdentity: Record<string, string>;
+  byIdentity: Map<string, string>;
 }
 
 /** Emails are unique per studio, compared without case. */
@@ -30,15 +31,32 @@ export const identityKey = (studioId: string, provider: string, subject: string)
 
 export const accountsProjection = defineProjection<AccountsState, AccountEvent>({
   name: 'accounts',
-  version: 1,
+  version: 2,
   handles: ['AccountCreated', 'PasswordSet', 'LoggedIn', 'OAuthLinked', 'AccountRemoved'],
-  initialState: () => ({ byId: {}, byEmail: {}, byIdentity: {} }),
+  initialState: () => ({ byId: new Map(), byEmail: new Map(), byIdentity: new Map() }),
+  toSnapshot: (state) => ({
+    byId: entriesOf(state.byId),
+    byEmail: entriesOf(state.byEmail),
+    byIdentity: entriesOf(state.byIdentity),
+  }),
+  fromSnapshot(snapshot) {
+    const { byId, byEmail, byIdentity } = snapshot as {
+      byId: Entries<AccountRecord>;
+      byEmail: Entries<string>;
+      byIdentity: Entries<string>;
+    };
+    return {
+      byId: mapOf(byId, 'accounts'),
+      byEmail: mapOf(byEmail, 'accounts'),
+      byIdentity: mapOf(byIdentity, 'accounts'),
+    };
+  },
   apply(state, event) {
     if (event.type === 'LoginFailed') return;
     const { accountId } = event.data;
     if (event.type === 'AccountCreated') {
       const { studioId, email, name } = event.data;
-      state.byId[accountId] = {
+      state.byId.set(accountId, {
         id: accountId,
         studio_id: studioId,
         email,
@@ -49,11 +67,11 @@ export const accountsProjection = defineProjection<AccountsState, AccountEvent>(
         created_at: event.createdAt,
         updated_at: event.createdAt,
         last_login_at: null,
-      };
-      if (email !== null) state.byEmail[emailKey(studioId, email)] = accountId;
+      });
+      if (email !== null) state.byEmail.set(emailKey(studioId, email), accountId);
       return;
     }
-    const account = state.byId[accountId];
+    const account = state.byId.get(accountId);
     if (!account) return;
     switch (event.type) {
       case 'PasswordSet':
@@ -67,17 +85,17 @@ export const accountsProjection = defineProjection<AccountsState, AccountEvent>(
         const { provider, subject } = event.data;
         account.identities.push({ provider, subject, linked_at: event.createdAt });
         account.updated_at = event.createdAt;
-        state.byIdentity[identityKey(account.studio_id, provider, subject)] = accountId;
+        state.byIdentity.set(identityKey(account.studio_id, provider, subject), accountId);
         return;
       }
       case 'AccountRemoved': {
         account.status = 'removed';
         account.updated_at = event.createdAt;
         const byEmail = account.email === null ? undefined : emailKey(account.studio_id, account.email);
-        if (byEmail !== undefined && state.byEmail[byEmail] === accountId) delete state.byEmail[byEmail];
+        if (byEmail !== undefined && state.byEmail.get(byEmail) === accountId) state.byEmail.delete(byEmail);
         for (const { provider, subject } of account.identities) {
           const key = identityKey(account.studio_id, provider, subject);
-          if (state.byIdentity[key] === accountId) delete state.byIdentity[key];
+          if (state.byIdentity.get(key) === accountId) state.byIdentity.delete(key);
         }
         return;
       }

@@ -1,6 +1,7 @@
 import type { ChatEvent } from '../services/runtime/plugins/chat/events.ts';
 import { CHAT_EVENT_TYPES } from '../services/runtime/plugins/chat/events.ts';
 import { defineProjection } from './projection.ts';
+import { type Entries, entriesOf, mapOf } from './snapshot.ts';
 
 export interface ConversationRecord {
   id: string;
@@ -13,23 +14,34 @@ export interface ConversationRecord {
 }
 
 export interface ChatState {
-  conversations: Record<string, ConversationRecord>;
+  conversations: Map<string, ConversationRecord>;
   /** `<platform>:<channel>` → conversation id. */
-  byChannel: Record<string, string>;
+  byChannel: Map<string, string>;
 }
 
 export const channelKey = (platform: string, channel: string) => `${platform}:${channel}`;
 
 export const chatProjection = defineProjection<ChatState, ChatEvent>({
   name: 'chat',
-  version: 1,
+  version: 2,
   handles: CHAT_EVENT_TYPES,
-  initialState: () => ({ conversations: {}, byChannel: {} }),
+  initialState: () => ({ conversations: new Map(), byChannel: new Map() }),
+  toSnapshot: (state) => ({
+    conversations: entriesOf(state.conversations),
+    byChannel: entriesOf(state.byChannel),
+  }),
+  fromSnapshot(snapshot) {
+    const { conversations, byChannel } = snapshot as {
+      conversations: Entries<ConversationRecord>;
+      byChannel: Entries<string>;
+    };
+    return { conversations: mapOf(conversations, 'chat'), byChannel: mapOf(byChannel, 'chat') };
+  },
   apply(state, event) {
     const { conversationId } = event.data;
     switch (event.type) {
       case 'ConversationOpened':
-        state.conversations[conversationId] = {
+        state.conversations.set(conversationId, {
           id: conversationId,
           platform: event.data.platform,
           channel: event.data.channel,
@@ -37,12 +49,12 @@ export const chatProjection = defineProjection<ChatState, ChatEvent>({
           replies: 0,
           created_at: event.createdAt,
           updated_at: event.createdAt,
-        };
-        state.byChannel[channelKey(event.data.platform, event.data.channel)] = conversationId;
+        });
+        state.byChannel.set(channelKey(event.data.platform, event.data.channel), conversationId);
         return;
       case 'MessageReceived':
       case 'ReplyDelivered': {
-        const conversation = state.conversations[conversationId];
+        const conversation = state.conversations.get(conversationId);
         if (!conversation) return;
         conversation.updated_at = event.createdAt;
         if (event.type === 'MessageReceived') conversation.messages++;

@@ -1,6 +1,7 @@
 import type { JobEvent, JobResult, JobStatus } from '../services/ai/jobs/job.ts';
 import { JOB_EVENT_TYPES } from '../services/ai/jobs/job.ts';
 import { defineProjection } from './projection.ts';
+import { entriesOf, mapOf } from './snapshot.ts';
 
 export interface JobRecord {
   id: string;
@@ -18,18 +19,20 @@ export interface JobRecord {
   updated_at: string;
 }
 
-export type JobsState = Record<string, JobRecord>;
+export type JobsState = Map<string, JobRecord>;
 
 export const jobsProjection = defineProjection<JobsState, JobEvent>({
   name: 'jobs',
-  version: 1,
+  version: 2,
   handles: JOB_EVENT_TYPES,
-  initialState: () => ({}),
+  initialState: () => new Map(),
+  toSnapshot: entriesOf,
+  fromSnapshot: (snapshot) => mapOf(snapshot, 'jobs'),
   apply(state, event) {
     const { jobId } = event.data;
     if (event.type === 'JobQueued') {
       const d = event.data;
-      state[jobId] = {
+      state.set(jobId, {
         id: jobId,
         studio_id: d.studioId,
         token_id: d.tokenId,
@@ -43,10 +46,10 @@ export const jobsProjection = defineProjection<JobsState, JobEvent>({
         error: null,
         created_at: event.createdAt,
         updated_at: event.createdAt,
-      };
+      });
       return;
     }
-    const job = state[jobId];
+    const job = state.get(jobId);
     if (!job) return;
     job.updated_at = event.createdAt;
     switch (event.type) {

@@ -8,7 +8,9 @@ export type Stored<E extends DomainEvent> =
 /**
  * A read model built from the log. `apply` folds one event into the state in place (read models are
  * not deciders: they may be large, and copying them per event would make replay quadratic).
- * The state must be plain JSON: it is snapshotted with the checkpoint.
+ * Records are keyed by ids in `Map`s, never in plain objects: an id such as `constructor` or
+ * `__proto__` must be an id like any other, not a member of `Object.prototype`. The state is
+ * snapshotted with the checkpoint through `toSnapshot`/`fromSnapshot` (plain JSON, maps as entry lists).
  */
 export interface Projection<State, E extends DomainEvent = DomainEvent> {
   name: string;
@@ -17,6 +19,10 @@ export interface Projection<State, E extends DomainEvent = DomainEvent> {
   handles: readonly E['type'][];
   initialState(): State;
   apply(state: State, event: Stored<E>): void;
+  /** The state as plain JSON, for a snapshot. */
+  toSnapshot(state: State): unknown;
+  /** The state again from what `toSnapshot` gave (after a JSON round trip). */
+  fromSnapshot(snapshot: unknown): State;
 }
 
 export function defineProjection<State, E extends DomainEvent>(

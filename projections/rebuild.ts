@@ -42,7 +42,11 @@ export async function rebuildProjection(
     if (page.length < PAGE) break;
   }
   const position = Math.max(head, after);
-  await checkpoints.save(projection.name, { version: projection.version, position, state });
+  await checkpoints.save(projection.name, {
+    version: projection.version,
+    position,
+    state: projection.toSnapshot(state),
+  });
   onProgress?.({ projection: projection.name, events, fraction: 1 });
   return { projection: projection.name, events, position, ms: performance.now() - started };
 }

@@ -36,12 +36,16 @@ describe('ProjectionRunner', () => {
     await store.append('studio-a', [created('a'), issued('a', 't1')], { metadata: meta });
     const r = runner(store, new MemoryCheckpointStore());
     await r.start();
-    expect(r.state(studiosProjection).a?.status).toBe('active');
-    expect(r.state(tokensProjection).byHash['hash-t1']).toBe('t1');
+    expect(r.state(studiosProjection).get('a')?.status).toBe('active');
+    expect(r.state(tokensProjection).byHash.get('hash-t1')).toBe('t1');
 
     const { position } = await store.append('studio-a', [paused('a')], { metadata: meta });
     expect(await r.waitFor(position)).toBe(true);
-    expect(r.state(studiosProjection).a).toMatchObject({ status: 'paused', paused_reason: 'r', version: 2 });
+    expect(r.state(studiosProjection).get('a')).toMatchObject({
+      status: 'paused',
+      paused_reason: 'r',
+      version: 2,
+    });
   });
 
   it('waitFor gives up after its timeout when the position never comes', async () => {
@@ -57,26 +61,55 @@ describe('ProjectionRunner', () => {
     const first = runner(store, checkpoints);
     await first.start();
     await first.stop();
-    const saved = await checkpoints.load<Record<string, unknown>>('studios');
+    const saved = await checkpoints.load<[string, unknown][]>('studios');
     expect(saved?.position).toBe(await store.headPosition());
-    expect(Object.keys(saved?.state ?? {})).toEqual(['a']);
+    expect(saved?.state?.map(([id]) => id)).toEqual(['a']);
 
     // A snapshot that says more than the log proves it is the snapshot, not a replay, that is used.
-    await checkpoints.save('studios', { ...saved!, state: { ...saved!.state, ghost: { id: 'ghost' } } });
+    await checkpoints.save('studios', { ...saved!, state: [...saved!.state!, ['ghost', { id: 'ghost' }]] });
     await store.append('studio-b', [created('b')], { metadata: meta });
     const second = runner(store, checkpoints);
     await second.start();
-    expect(Object.keys(second.state(studiosProjection)).sort()).toEqual(['a', 'b', 'ghost']);
+    expect([...second.state(studiosProjection).keys()].sort()).toEqual(['a', 'b', 'ghost']);
   });
 
-  it('discards a snapshot of another version and rebuilds from the log', async () => {
+  it.each([
+    ['of another version', { version: 999, state: [['ghost', {}]] }],
+    [
+      'of its version it cannot read (an object where entries belong)',
+      { version: studiosProjection.version, state: { ghost: { id: 'ghost' } } },
+    ],
+  ])('discards a snapshot %s and rebuilds from the log', async (_label, snapshot) => {
     const store = new MemoryEventStore();
     const checkpoints = new MemoryCheckpointStore();
     await store.append('studio-a', [created('a')], { metadata: meta });
-    await checkpoints.save('studios', { version: 999, position: 10_000, state: { ghost: {} } });
+    await checkpoints.save<unknown>('studios', { ...snapshot, position: 10_000 });
     const r = runner(store, checkpoints);
     await r.start();
-    expect(Object.keys(r.state(studiosProjection))).toEqual(['a']);
+    expect([...r.state(studiosProjection).keys()]).toEqual(['a']);
+  });
+
+  it('ids named like Object.prototype members are ids like any other, through a snapshot and back', async () => {
+    const store = new MemoryEventStore();
+    const checkpoints = new MemoryCheckpointStore();
+    const ids = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
+    for (const id of ids)
+      await store.append(`studio-${id}`, [created(id), issued(id, id)], { metadata: meta });
+    const first = runner(store, checkpoints);
+    await first.start();
+    expect(first.state(studiosProjection).get('constructor')?.name).toBe('constructor');
+    expect(first.state(studiosProjection).get('valueOf')).toBeUndefined();
+    await first.stop();
+
+    const second = runner(store, checkpoints);
+    await second.start();
+    expect([...second.state(studiosProjection).keys()]).toEqual(ids);
+    expect([...second.state(tokensProjection).byHash]).toEqual(ids.map((id) => [`hash-${id}`, id]));
+    expect(second.state(studiosProjection).get('__proto__')).toMatchObject({
+      id: '__proto__',
+      status: 'active',
+    });
+    expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('status');
   });
 
   it('rebuild equals live: replaying the log gives the state the runner built as events arrived', async () => {
@@ -97,7 +130,7 @@ describe('ProjectionRunner', () => {
     expect(result.events).toBe(50 * 2 + 17);
     expect(progress.at(-1)).toBe(1);
     const rebuilt = await checkpoints.load('studios');
-    expect(rebuilt?.state).toEqual(r.state(studiosProjection));
+    expect(studiosProjection.fromSnapshot(rebuilt?.state)).toEqual(r.state(studiosProjection));
     expect(rebuilt?.position).toBe(await store.headPosition());
   });
 });

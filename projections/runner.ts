@@ -59,8 +59,15 @@ export class ProjectionRunner {
     for (const slot of this.#slots) {
       const checkpoint = await this.checkpoints.load(slot.projection.name);
       if (checkpoint && checkpoint.version === slot.projection.version && checkpoint.state !== undefined) {
-        slot.state = checkpoint.state;
-        slot.position = checkpoint.position;
+        try {
+          slot.state = slot.projection.fromSnapshot(checkpoint.state);
+          slot.position = checkpoint.position;
+        } catch (error) {
+          this.logger?.warn(
+            { err: error, projection: slot.projection.name },
+            'unreadable projection snapshot; rebuilding it from the log',
+          );
+        }
       }
     }
     this.#position = Math.min(...this.#slots.map((s) => s.position), Number.MAX_SAFE_INTEGER);
@@ -163,7 +170,7 @@ export class ProjectionRunner {
       this.checkpoints.save(s.projection.name, {
         version: s.projection.version,
         position: s.position,
-        state: s.state,
+        state: s.projection.toSnapshot(s.state),
       }),
     );
     try {

@@ -1,6 +1,7 @@
 import type { Part, SessionEvent, SessionKind } from '../services/sessions/session.ts';
 import { SESSION_EVENT_TYPES } from '../services/sessions/session.ts';
 import { defineProjection } from './projection.ts';
+import { entriesOf, mapOf } from './snapshot.ts';
 
 export interface SessionRecord {
   id: string;
@@ -36,18 +37,21 @@ export interface SessionView {
   running: string | null;
 }
 
-export type SessionsState = Record<string, SessionView>;
+/** Session id → its view. */
+export type SessionsState = Map<string, SessionView>;
 
 export const sessionsProjection = defineProjection<SessionsState, SessionEvent>({
   name: 'sessions',
-  version: 1,
+  version: 2,
   handles: SESSION_EVENT_TYPES,
-  initialState: () => ({}),
+  initialState: () => new Map(),
+  toSnapshot: entriesOf,
+  fromSnapshot: (snapshot) => mapOf(snapshot, 'sessions'),
   apply(state, event) {
     const id = event.streamId.slice('session-'.length);
     if (event.type === 'SessionCreated') {
       const d = event.data;
-      state[id] = {
+      state.set(id, {
         session: {
           id,
           title: d.title,
@@ -65,10 +69,10 @@ export const sessionsProjection = defineProjection<SessionsState, SessionEvent>(
         messages: [],
         pending: [],
         running: null,
-      };
+      });
       return;
     }
-    const view = state[id];
+    const view = state.get(id);
     if (!view) return;
     view.session.updated_at = event.createdAt;
     view.session.revision = event.revision;
@@ -83,9 +87,14 @@ export const sessionsProjection = defineProjection<SessionsState, SessionEvent>(
           created_at: event.createdAt,
         });
         break;
-      case 'SystemUpdated':
-        Object.assign(view.session, event.data);
+      case 'SystemUpdated': {
+        // Field by field: the event's data is parsed JSON and must never be merged wholesale.
+        const { title, model, system } = event.data;
+        if (title !== undefined) view.session.title = title;
+        if (model !== undefined) view.session.model = model;
+        if (system !== undefined) view.session.system = system;
         break;
+      }
       case 'TurnQueued':
         view.pending.push(event.data.turnId);
         break;

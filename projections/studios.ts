@@ -1,6 +1,7 @@
 import type { StudioEvent, StudioStatus } from '../services/studios/studio.ts';
 import { STUDIO_EVENT_TYPES } from '../services/studios/studio.ts';
 import { defineProjection } from './projection.ts';
+import { entriesOf, mapOf } from './snapshot.ts';
 
 /** A studio as admins see it (DESIGN.md "Studios"). */
 export interface StudioRecord {
@@ -14,17 +15,20 @@ export interface StudioRecord {
   version: number;
 }
 
-export type StudiosState = Record<string, StudioRecord>;
+/** Studio id → its record. */
+export type StudiosState = Map<string, StudioRecord>;
 
 export const studiosProjection = defineProjection<StudiosState, StudioEvent>({
   name: 'studios',
-  version: 1,
+  version: 2,
   handles: STUDIO_EVENT_TYPES,
-  initialState: () => ({}),
+  initialState: () => new Map(),
+  toSnapshot: entriesOf,
+  fromSnapshot: (snapshot) => mapOf(snapshot, 'studios'),
   apply(state, event) {
     const { studioId } = event.data;
     if (event.type === 'StudioCreated') {
-      state[studioId] = {
+      state.set(studioId, {
         id: studioId,
         name: event.data.name,
         status: 'active',
@@ -32,10 +36,10 @@ export const studiosProjection = defineProjection<StudiosState, StudioEvent>({
         created_at: event.createdAt,
         updated_at: event.createdAt,
         version: event.revision,
-      };
+      });
       return;
     }
-    const studio = state[studioId];
+    const studio = state.get(studioId);
     if (!studio) return;
     studio.version = event.revision;
     switch (event.type) {

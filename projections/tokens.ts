@@ -1,5 +1,6 @@
 import type { StudioEvent } from '../services/studios/studio.ts';
 import { defineProjection } from './projection.ts';
+import { type Entries, entriesOf, mapOf } from './snapshot.ts';
 
 /** A user token as admins see it. Its secret is never kept, only the hash in `byHash`. */
 export interface TokenRecord {
@@ -13,21 +14,26 @@ export interface TokenRecord {
 }
 
 export interface TokensState {
-  byId: Record<string, TokenRecord>;
+  byId: Map<string, TokenRecord>;
   /** SHA-256 of the token (hex) → token id: authentication is one lookup in memory. */
-  byHash: Record<string, string>;
+  byHash: Map<string, string>;
 }
 
 export const tokensProjection = defineProjection<TokensState, StudioEvent>({
   name: 'tokens',
-  version: 1,
+  version: 2,
   handles: ['TokenIssued', 'TokenRevoked'],
-  initialState: () => ({ byId: {}, byHash: {} }),
+  initialState: () => ({ byId: new Map(), byHash: new Map() }),
+  toSnapshot: (state) => ({ byId: entriesOf(state.byId), byHash: entriesOf(state.byHash) }),
+  fromSnapshot(snapshot) {
+    const { byId, byHash } = snapshot as { byId: Entries<TokenRecord>; byHash: Entries<string> };
+    return { byId: mapOf(byId, 'tokens'), byHash: mapOf(byHash, 'tokens') };
+  },
   apply(state, event) {
     switch (event.type) {
       case 'TokenIssued': {
         const { tokenId, studioId, name, prefix, tokenHash, expiresAt } = event.data;
-        state.byId[tokenId] = {
+        state.byId.set(tokenId, {
           id: tokenId,
           studio_id: studioId,
           name,
@@ -35,12 +41,12 @@ export const tokensProjection = defineProjection<TokensState, StudioEvent>({
           created_at: event.createdAt,
           expires_at: expiresAt,
           revoked_at: null,
-        };
-        state.byHash[tokenHash] = tokenId;
+        });
+        state.byHash.set(tokenHash, tokenId);
         return;
       }
       case 'TokenRevoked': {
-        const token = state.byId[event.data.tokenId];
+        const token = state.byId.get(event.data.tokenId);
         if (token && token.revoked_at === null) token.revoked_at = event.createdAt;
         return;
       }

@@ -1,6 +1,7 @@
 import type { UsageEvent } from '../services/ai/usage/events.ts';
 import { USAGE_EVENT_TYPES } from '../services/ai/usage/events.ts';
 import { defineProjection } from './projection.ts';
+import { type Entries, entriesOf, mapOf } from './snapshot.ts';
 
 export interface UsageTotals {
   requests: number;
@@ -11,31 +12,52 @@ export interface UsageTotals {
 }
 
 /** studio → hour (ISO, `YYYY-MM-DDTHH`) → `model|modality` → totals. Small enough to keep in memory. */
-export type UsageState = Record<string, Record<string, Record<string, UsageTotals>>>;
+export type UsageState = Map<string, Map<string, Map<string, UsageTotals>>>;
+
+type UsageSnapshot = Entries<Entries<Entries<UsageTotals>>>;
 
 export const hourOf = (iso: string) => iso.slice(0, 13);
 
+/** The value of `key` in `map`, made (and kept there) by `make` the first time. */
+function entry<V>(map: Map<string, V>, key: string, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
 export const usageProjection = defineProjection<UsageState, UsageEvent>({
   name: 'usage',
-  version: 1,
+  version: 2,
   handles: USAGE_EVENT_TYPES,
-  initialState: () => ({}),
+  initialState: () => new Map(),
+  toSnapshot: (state): UsageSnapshot =>
+    [...state].map(([studio, hours]) => [studio, [...hours].map(([hour, keys]) => [hour, entriesOf(keys)])]),
+  fromSnapshot: (snapshot) =>
+    new Map(
+      [...mapOf<Entries<Entries<UsageTotals>>>(snapshot, 'usage')].map(([studio, hours]) => [
+        studio,
+        new Map(
+          [...mapOf<Entries<UsageTotals>>(hours, 'usage')].map(([hour, keys]) => [
+            hour,
+            mapOf(keys, 'usage'),
+          ]),
+        ),
+      ]),
+    ),
   apply(state, event) {
     const d = event.data;
-    const hours = state[d.studioId] ?? {};
-    state[d.studioId] = hours;
-    const hour = hourOf(event.createdAt);
-    const keys = hours[hour] ?? {};
-    hours[hour] = keys;
-    const key = `${d.model}|${d.modality}`;
-    const totals = keys[key] ?? {
+    const hours = entry(state, d.studioId, () => new Map<string, Map<string, UsageTotals>>());
+    const keys = entry(hours, hourOf(event.createdAt), () => new Map<string, UsageTotals>());
+    const totals = entry(keys, `${d.model}|${d.modality}`, () => ({
       requests: 0,
       failures: 0,
       input_tokens: 0,
       output_tokens: 0,
       latency_ms_total: 0,
-    };
-    keys[key] = totals;
+    }));
     totals.requests++;
     if (event.type === 'GenerationFailed') totals.failures++;
     totals.input_tokens += d.inputTokens;

@@ -154,13 +154,13 @@ function check(
   tokens: TokensState,
   env: EnvStoreState,
 ): string | undefined {
-  const studioList = Object.values(studios);
+  const studioList = [...studios.values()];
   const got = {
     studios: studioList.length,
     paused: studioList.filter((s) => s.status === 'paused').length,
-    tokens: Object.keys(tokens.byId).length,
-    revoked: Object.values(tokens.byId).filter((t) => t.revoked_at !== null).length,
-    envKeys: Object.keys(env).length,
+    tokens: tokens.byId.size,
+    revoked: [...tokens.byId.values()].filter((t) => t.revoked_at !== null).length,
+    envKeys: env.size,
   };
   const wrong = (Object.keys(got) as (keyof typeof got)[]).filter((k) => got[k] !== shape[k]);
   return wrong.length === 0 ? undefined : wrong.map((k) => `${k} ${got[k]} ≠ ${shape[k]}`).join(', ');
@@ -177,13 +177,18 @@ export async function measureRebuild(
   for (const projection of GATEWAY_PROJECTIONS) await rebuildProjection(store, checkpoints, projection);
   const ms = performance.now() - started;
   const [studios, tokens, env] = await Promise.all([
-    checkpoints.load<StudiosState>(studiosProjection.name),
-    checkpoints.load<TokensState>(tokensProjection.name),
-    checkpoints.load<EnvStoreState>(envProjection.name),
+    checkpoints.load(studiosProjection.name),
+    checkpoints.load(tokensProjection.name),
+    checkpoints.load(envProjection.name),
   ]);
   const mismatch =
     studios?.state && tokens?.state && env?.state
-      ? check(shape, studios.state, tokens.state, env.state)
+      ? check(
+          shape,
+          studiosProjection.fromSnapshot(studios.state),
+          tokensProjection.fromSnapshot(tokens.state),
+          envProjection.fromSnapshot(env.state),
+        )
       : 'a rebuilt projection saved no state';
   return { ms, logEvents, perSecond: (logEvents * 1000) / ms, ...(mismatch ? { mismatch } : {}) };
 }

@@ -14,8 +14,7 @@ export const studioId = z.string().regex(STUDIO_ID_PATTERN, 'letters, digits, "_
 /** Admins create, list and remove the accounts of a studio. */
 export function adminActions(deps: AccountsDeps): AnyAction[] {
   const record = (id: string): AccountRecord => {
-    const accounts = deps.accounts().byId;
-    const found = Object.hasOwn(accounts, id) ? accounts[id] : undefined;
+    const found = deps.accounts().byId.get(id);
     if (!found) throw new ApiError('not_found', `account ${id} does not exist`);
     return found;
   };
@@ -45,7 +44,7 @@ export function adminActions(deps: AccountsDeps): AnyAction[] {
         const key = emailKey(studio_id, email);
         const sealedHash = password === undefined ? null : await deps.passwords.hashAndSeal(password);
         return deps.lock.run([key], async () => {
-          if (deps.accounts().byEmail[key] !== undefined) {
+          if (deps.accounts().byEmail.has(key)) {
             throw new ApiError('conflict', `studio ${studio_id} already has an account with this email`, {
               param: 'email',
             });
@@ -79,7 +78,7 @@ export function adminActions(deps: AccountsDeps): AnyAction[] {
       input: z.strictObject({ studio_id: studioId, status: z.enum(['active', 'removed']).optional() }),
       handler: ({ studio_id, status }) => {
         studioOf(studio_id);
-        const items = Object.values(deps.accounts().byId)
+        const items = [...deps.accounts().byId.values()]
           .filter((a) => a.studio_id === studio_id && (status === undefined || a.status === status))
           .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
         return { items };

@@ -60,8 +60,7 @@ export function accountsDeps(gw: GatewayContext): AccountsDeps {
     lock: new KeyedLock(),
     accounts: () => gw.projections.state(accountsProjection),
     studio(id) {
-      const studios = gw.projections.state(studiosProjection);
-      return Object.hasOwn(studios, id) ? studios[id] : undefined;
+      return gw.projections.state(studiosProjection).get(id);
     },
     async run(streamId, decider, command, ctx) {
       const result = await handleCommand(gw.events, streamId, decider, command, ctx.metadata);

@@ -72,7 +72,7 @@ export function loginAction(deps: AccountsDeps) {
 
       const studio = deps.studio(studio_id);
       const studioOpen = studio !== undefined && studio.status !== 'removed';
-      const accountId = studioOpen ? deps.accounts().byEmail[accountKey] : undefined;
+      const accountId = studioOpen ? deps.accounts().byEmail.get(accountKey) : undefined;
       const loaded =
         accountId === undefined
           ? undefined

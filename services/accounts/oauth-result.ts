@@ -41,7 +41,7 @@ export function oauthResultAction(deps: AccountsDeps) {
         case 'completed':
           break;
       }
-      const account = deps.accounts().byId[flow.accountId!];
+      const account = deps.accounts().byId.get(flow.accountId!);
       if (!result.claimable) return { ...base, account, claimed: true };
 
       const studio = deps.studio(flow.studioId);

@@ -48,10 +48,10 @@ export async function resolveAccount(
 
   return deps.lock.run([identity, ...(byEmail === undefined ? [] : [byEmail])], async () => {
     const accounts = deps.accounts();
-    const linked = accounts.byIdentity[identity];
+    const linked = accounts.byIdentity.get(identity);
     if (linked !== undefined) return { kind: 'found', accountId: linked, linked: false };
 
-    const sameEmail = byEmail === undefined ? undefined : accounts.byEmail[byEmail];
+    const sameEmail = byEmail === undefined ? undefined : accounts.byEmail.get(byEmail);
     if (sameEmail !== undefined) {
       await deps.run(
         accountStreamId(sameEmail),

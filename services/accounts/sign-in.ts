@@ -21,7 +21,7 @@ export async function signIn(
   sign: { accountId: string; method: LoginMethod; provider: string | null; tokenId?: string },
   ctx: ActionContext,
 ): Promise<SignedIn> {
-  const account = deps.accounts().byId[sign.accountId]!;
+  const account = deps.accounts().byId.get(sign.accountId)!;
   const userToken = newUserToken();
   const tokenId = sign.tokenId ?? newId('tok');
   const expiresAt = new Date(Date.now() + deps.settings().STUDIO_LOGIN_TTL_S * 1000).toISOString();
@@ -53,5 +53,5 @@ export async function signIn(
     },
     ctx,
   );
-  return { user_token: userToken, account: deps.accounts().byId[account.id]!, expires_at: expiresAt };
+  return { user_token: userToken, account: deps.accounts().byId.get(account.id)!, expires_at: expiresAt };
 }

@@ -66,9 +66,9 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
         summary: 'List env variables (secrets masked); store values override the process env',
         input: z.strictObject({}),
         handler: () => {
-          const stored = Object.values(entries()).map(view);
+          const stored = [...entries().values()].map(view);
           const fromProcess = [...new Set(declaredKeys())]
-            .filter((k) => !entries()[k] && gw.processEnv[k])
+            .filter((k) => !entries().has(k) && gw.processEnv[k])
             .map(
               (k): EnvListItem => ({
                 key: k,
@@ -97,7 +97,7 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
             { type: 'SetVariable', key: input.key, stored: seal(input.key, input.value, input.secret) },
             ctx,
           );
-          return { item: view(entries()[input.key]!) };
+          return { item: view(entries().get(input.key)!) };
         },
       }),
       defineAction({

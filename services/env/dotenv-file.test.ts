@@ -35,4 +35,14 @@ describe('parseDotenv', () => {
       { line: 3, message: expect.stringContaining('"lower.case" is not a valid key') },
     ]);
   });
+
+  it('reports keys named like Object.prototype members as invalid, `__proto__` included', () => {
+    const { entries, errors } = parseDotenv('__proto__=1\nconstructor=2\nGOOD=3');
+    expect(entries).toEqual([{ key: 'GOOD', value: '3' }]);
+    expect(errors).toEqual([
+      { line: 1, message: expect.stringContaining('"__proto__" is not a valid key') },
+      { line: 2, message: expect.stringContaining('"constructor" is not a valid key') },
+    ]);
+    expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('GOOD');
+  });
 });

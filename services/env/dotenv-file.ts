@@ -41,16 +41,18 @@ export function parseDotenv(content: string): ParsedDotenv {
       openQuote = quote;
   });
 
+  const invalid = (key: string) => ({
+    line: keyLines.get(key) ?? 0,
+    message: `"${key}" is not a valid key (A-Z, 0-9 and _, not starting with a digit)`,
+  });
   const entries: ParsedDotenv['entries'] = [];
   for (const [key, value] of Object.entries(values)) {
-    if (!ENV_KEY_PATTERN.test(key)) {
-      errors.push({
-        line: keyLines.get(key) ?? 0,
-        message: `"${key}" is not a valid key (A-Z, 0-9 and _, not starting with a digit)`,
-      });
-      continue;
-    }
-    entries.push({ key, value });
+    if (ENV_KEY_PATTERN.test(key)) entries.push({ key, value });
+    else errors.push(invalid(key));
+  }
+  // dotenv assigns into a plain object, where a `__proto__=` line leaves no key: it is reported too.
+  for (const key of keyLines.keys()) {
+    if (!Object.hasOwn(values, key) && !ENV_KEY_PATTERN.test(key)) errors.push(invalid(key));
   }
   errors.sort((a, b) => a.line - b.line);
   return { entries, errors };

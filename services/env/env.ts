@@ -20,7 +20,7 @@ export type EnvCommand =
   | { type: 'ImportVariables'; entries: { key: string; stored: StoredValue }[]; overwrite: boolean };
 
 export interface EnvState {
-  keys: Record<string, true>;
+  keys: ReadonlySet<string>;
 }
 
 export const ENV_EVENT_TYPES = [
@@ -39,13 +39,13 @@ function decide(command: EnvCommand, state: EnvState): EnvEvent[] {
     case 'SetVariable':
       return [{ type: 'EnvVariableSet', data: { key: command.key, ...command.stored } }];
     case 'RemoveVariable':
-      if (!state.keys[command.key])
+      if (!state.keys.has(command.key))
         throw new DomainError('not_found', `env variable ${command.key} is not set`);
       return [{ type: 'EnvVariableRemoved', data: { key: command.key } }];
     case 'ImportVariables': {
       // A key repeated in one file: the last line wins, as in a shell.
       const entries = [...new Map(command.entries.map((e) => [e.key, e])).values()];
-      const skipped = command.overwrite ? [] : entries.filter((e) => state.keys[e.key]).map((e) => e.key);
+      const skipped = command.overwrite ? [] : entries.filter((e) => state.keys.has(e.key)).map((e) => e.key);
       const imported = entries.filter((e) => !skipped.includes(e.key));
       if (imported.length === 0 && skipped.length === 0) return [];
       return [
@@ -63,9 +63,10 @@ function decide(command: EnvCommand, state: EnvState): EnvEvent[] {
 function evolve(state: EnvState, event: EnvEvent): EnvState {
   switch (event.type) {
     case 'EnvVariableSet':
-      return { keys: { ...state.keys, [event.data.key]: true } };
+      return { keys: new Set(state.keys).add(event.data.key) };
     case 'EnvVariableRemoved': {
-      const { [event.data.key]: _removed, ...keys } = state.keys;
+      const keys = new Set(state.keys);
+      keys.delete(event.data.key);
       return { keys };
     }
     case 'EnvImported':
@@ -78,7 +79,7 @@ function evolve(state: EnvState, event: EnvEvent): EnvState {
 }
 
 export const envDecider: Decider<EnvCommand, EnvEvent, EnvState> = {
-  initialState: () => ({ keys: {} }),
+  initialState: () => ({ keys: new Set() }),
   decide,
   evolve,
 };

@@ -8,7 +8,7 @@ export class EnvReader {
   constructor(private readonly gw: GatewayContext) {}
 
   get(key: string): string | undefined {
-    const entry = this.gw.projections.state(envProjection)[key];
+    const entry = this.gw.projections.state(envProjection).get(key);
     if (!entry) return this.gw.processEnv[key] || undefined;
     if (!entry.secret) return entry.value;
     let value = this.#opened.get(entry.sealed);

@@ -99,10 +99,10 @@ export function tokenLookup(ctx: GatewayContext): TokenLookup {
   return {
     findByHash(hash) {
       const tokens = ctx.projections.state(tokensProjection);
-      const tokenId = tokens.byHash[hash];
-      const token = tokenId === undefined ? undefined : tokens.byId[tokenId];
+      const tokenId = tokens.byHash.get(hash);
+      const token = tokenId === undefined ? undefined : tokens.byId.get(tokenId);
       if (!token) return undefined;
-      const studio = ctx.projections.state(studiosProjection)[token.studio_id];
+      const studio = ctx.projections.state(studiosProjection).get(token.studio_id);
       return {
         tokenId: token.id,
         studioId: token.studio_id,

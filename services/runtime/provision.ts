@@ -16,7 +16,7 @@ const TOKEN_FILE = 'runtime.token';
  */
 export async function provisionLocalToken(gw: GatewayContext, dataDir: string): Promise<string> {
   const metadata = { actor: 'system' };
-  if (!gw.projections.state(studiosProjection)[LOCAL_STUDIO]) {
+  if (!gw.projections.state(studiosProjection).has(LOCAL_STUDIO)) {
     const created = await handleCommand(
       gw.events,
       studioStreamId(LOCAL_STUDIO),

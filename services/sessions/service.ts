@@ -60,11 +60,11 @@ export class SessionService {
   constructor(private readonly options: SessionServiceOptions) {}
 
   get(sessionId: string): SessionView | undefined {
-    return this.options.projections.state(sessionsProjection)[sessionId];
+    return this.options.projections.state(sessionsProjection).get(sessionId);
   }
 
   list(): SessionView[] {
-    return Object.values(this.options.projections.state(sessionsProjection));
+    return [...this.options.projections.state(sessionsProjection).values()];
   }
 
   require(sessionId: string): SessionView {
@@ -317,7 +317,7 @@ export class SessionService {
    * errors), and queued turns run again in order.
    */
   async resume(): Promise<void> {
-    for (const view of Object.values(this.options.projections.state(sessionsProjection))) {
+    for (const view of this.options.projections.state(sessionsProjection).values()) {
       if (view.running) {
         await this.record(view.session.id, {
           type: 'FailTurn',

@@ -93,7 +93,7 @@ export type SessionCommand =
 interface OpenMessage {
   turnId: string;
   /** Tool parts not yet finished: part id → the part. */
-  openTools: Record<string, Extract<Part, { type: 'tool' }>>;
+  openTools: ReadonlyMap<string, Extract<Part, { type: 'tool' }>>;
 }
 
 export interface SessionState {
@@ -101,9 +101,9 @@ export interface SessionState {
   /** Turns waiting, oldest first. */
   queue: string[];
   running: string | null;
-  messages: Record<string, 'open' | 'completed'>;
-  open: Record<string, OpenMessage>;
-  turns: Record<string, 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'>;
+  messages: ReadonlyMap<string, 'open' | 'completed'>;
+  open: ReadonlyMap<string, OpenMessage>;
+  turns: ReadonlyMap<string, 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'>;
 }
 
 export const SESSION_EVENT_TYPES = [
@@ -130,9 +130,9 @@ function closeTurn(
   finishReason: string,
 ): SessionEvent[] {
   const events: SessionEvent[] = [];
-  for (const [messageId, message] of Object.entries(state.open)) {
+  for (const [messageId, message] of state.open) {
     if (message.turnId !== turnId) continue;
-    for (const part of Object.values(message.openTools)) {
+    for (const part of message.openTools.values()) {
       events.push({
         type: 'PartUpdated',
         data: { messageId, part: { ...part, state: 'error', error: reason } },
@@ -171,7 +171,7 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
       return [{ type: 'SystemUpdated', data: changes }];
     }
     case 'QueueTurn': {
-      if (state.turns[command.turnId]) throw conflict(`turn ${command.turnId} already exists`);
+      if (state.turns.has(command.turnId)) throw conflict(`turn ${command.turnId} already exists`);
       const { turnId, text, attachments, source } = command;
       return [{ type: 'TurnQueued', data: { turnId, text, attachments, source } }];
     }
@@ -183,16 +183,17 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
     }
     case 'CreateMessage': {
       if (state.running !== command.turnId) throw conflict(`turn ${command.turnId} is not running`);
-      if (state.messages[command.messageId]) throw conflict(`message ${command.messageId} already exists`);
+      if (state.messages.has(command.messageId))
+        throw conflict(`message ${command.messageId} already exists`);
       const { messageId, turnId, role } = command;
       return [{ type: 'MessageCreated', data: { messageId, turnId, role } }];
     }
     case 'UpdatePart': {
-      if (!state.open[command.messageId]) throw conflict(`message ${command.messageId} is not open`);
+      if (!state.open.has(command.messageId)) throw conflict(`message ${command.messageId} is not open`);
       return [{ type: 'PartUpdated', data: { messageId: command.messageId, part: command.part } }];
     }
     case 'CompleteMessage': {
-      if (!state.open[command.messageId]) throw conflict(`message ${command.messageId} is not open`);
+      if (!state.open.has(command.messageId)) throw conflict(`message ${command.messageId} is not open`);
       const { messageId, finishReason, usage } = command;
       return [{ type: 'MessageCompleted', data: { messageId, finishReason, usage } }];
     }
@@ -205,7 +206,7 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
     }
     case 'FailTurn':
     case 'CancelTurn': {
-      const status = state.turns[command.turnId];
+      const status = state.turns.get(command.turnId);
       if (status === undefined) throw new DomainError('not_found', `turn ${command.turnId} does not exist`);
       if (status !== 'queued' && status !== 'running')
         throw conflict(`turn ${command.turnId} has already ended`);
@@ -234,7 +235,7 @@ function endTurn(
     ...state,
     queue: state.queue.filter((t) => t !== turnId),
     running: state.running === turnId ? null : state.running,
-    turns: { ...state.turns, [turnId]: status },
+    turns: new Map(state.turns).set(turnId, status),
   };
 }
 
@@ -249,33 +250,37 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
       return {
         ...state,
         queue: [...state.queue, event.data.turnId],
-        turns: { ...state.turns, [event.data.turnId]: 'queued' },
+        turns: new Map(state.turns).set(event.data.turnId, 'queued'),
       };
     case 'TurnStarted':
       return {
         ...state,
         queue: state.queue.filter((t) => t !== event.data.turnId),
         running: event.data.turnId,
-        turns: { ...state.turns, [event.data.turnId]: 'running' },
+        turns: new Map(state.turns).set(event.data.turnId, 'running'),
       };
     case 'MessageCreated':
       return {
         ...state,
-        messages: { ...state.messages, [event.data.messageId]: 'open' },
-        open: { ...state.open, [event.data.messageId]: { turnId: event.data.turnId, openTools: {} } },
+        messages: new Map(state.messages).set(event.data.messageId, 'open'),
+        open: new Map(state.open).set(event.data.messageId, {
+          turnId: event.data.turnId,
+          openTools: new Map(),
+        }),
       };
     case 'PartUpdated': {
-      const message = state.open[event.data.messageId];
+      const message = state.open.get(event.data.messageId);
       const { part } = event.data;
       if (!message || part.type !== 'tool') return state;
-      const openTools = { ...message.openTools };
-      if (part.state === 'pending' || part.state === 'running') openTools[part.id] = part;
-      else delete openTools[part.id];
-      return { ...state, open: { ...state.open, [event.data.messageId]: { ...message, openTools } } };
+      const openTools = new Map(message.openTools);
+      if (part.state === 'pending' || part.state === 'running') openTools.set(part.id, part);
+      else openTools.delete(part.id);
+      return { ...state, open: new Map(state.open).set(event.data.messageId, { ...message, openTools }) };
     }
     case 'MessageCompleted': {
-      const { [event.data.messageId]: _done, ...open } = state.open;
-      return { ...state, open, messages: { ...state.messages, [event.data.messageId]: 'completed' } };
+      const open = new Map(state.open);
+      open.delete(event.data.messageId);
+      return { ...state, open, messages: new Map(state.messages).set(event.data.messageId, 'completed') };
     }
     case 'TurnCompleted':
       return endTurn(state, event.data.turnId, 'completed');
@@ -291,7 +296,14 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
 }
 
 export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState> = {
-  initialState: () => ({ exists: false, queue: [], running: null, messages: {}, open: {}, turns: {} }),
+  initialState: () => ({
+    exists: false,
+    queue: [],
+    running: null,
+    messages: new Map(),
+    open: new Map(),
+    turns: new Map(),
+  }),
   decide,
   evolve,
 };

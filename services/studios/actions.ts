@@ -32,7 +32,7 @@ export function studiosService(gw: GatewayContext) {
   }
 
   const studioRecord = (id: string) => {
-    const record = Object.hasOwn(studios(), id) ? studios()[id] : undefined;
+    const record = studios().get(id);
     if (!record) throw new ApiError('not_found', `studio ${id} does not exist`);
     return record;
   };
@@ -50,7 +50,7 @@ export function studiosService(gw: GatewayContext) {
         summary: 'List studios',
         input: z.strictObject({ status: z.enum(['active', 'paused', 'removed']).optional() }),
         handler: ({ status }) => ({
-          items: Object.values(studios())
+          items: [...studios().values()]
             .filter((s) => status === undefined || s.status === status)
             .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)),
         }),
@@ -134,7 +134,7 @@ export function studiosService(gw: GatewayContext) {
             },
             ctx,
           );
-          const { revoked_at: _revokedAt, ...token } = tokens().byId[tokenId]!;
+          const { revoked_at: _revokedAt, ...token } = tokens().byId.get(tokenId)!;
           return { user_token: userToken, token };
         },
       }),
@@ -147,7 +147,7 @@ export function studiosService(gw: GatewayContext) {
         input: z.strictObject({ studio_id: studioId }),
         handler: ({ studio_id }) => {
           studioRecord(studio_id);
-          const items = Object.values(tokens().byId)
+          const items = [...tokens().byId.values()]
             .filter((t) => t.studio_id === studio_id)
             .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
           return { items };
@@ -161,10 +161,10 @@ export function studiosService(gw: GatewayContext) {
         summary: 'Revoke a user token',
         input: z.strictObject({ token_id: z.string().min(1).max(100) }),
         handler: async ({ token_id }, ctx) => {
-          const token = Object.hasOwn(tokens().byId, token_id) ? tokens().byId[token_id] : undefined;
+          const token = tokens().byId.get(token_id);
           if (!token) throw new ApiError('not_found', `token ${token_id} does not exist`);
           await run({ type: 'RevokeToken', studioId: token.studio_id, tokenId: token_id }, ctx);
-          return { token: tokens().byId[token_id] };
+          return { token: tokens().byId.get(token_id) };
         },
       }),
     ],

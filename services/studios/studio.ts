@@ -48,7 +48,7 @@ export type StudioStatus = 'active' | 'paused' | 'removed';
 export interface StudioState {
   status: StudioStatus | 'none';
   /** Token id → whether it can still be used. */
-  tokens: Record<string, 'live' | 'revoked'>;
+  tokens: ReadonlyMap<string, 'live' | 'revoked'>;
 }
 
 export const STUDIO_EVENT_TYPES = [
@@ -80,7 +80,7 @@ function decide(command: StudioCommand, state: StudioState): StudioEvent[] {
       return [{ type: 'StudioActivated', data: { studioId } }];
     case 'RemoveStudio': {
       if (removed) return [];
-      const live = Object.entries(state.tokens).filter(([, status]) => status === 'live');
+      const live = [...state.tokens].filter(([, status]) => status === 'live');
       return [
         { type: 'StudioRemoved', data: { studioId } },
         ...live.map(
@@ -93,13 +93,13 @@ function decide(command: StudioCommand, state: StudioState): StudioEvent[] {
     }
     case 'IssueToken': {
       if (removed) throw new DomainError('conflict', `studio ${studioId} is removed`);
-      if (state.tokens[command.tokenId])
+      if (state.tokens.has(command.tokenId))
         throw new DomainError('conflict', `token ${command.tokenId} already exists`);
       const { tokenId, name, prefix, tokenHash, expiresAt } = command;
       return [{ type: 'TokenIssued', data: { studioId, tokenId, name, prefix, tokenHash, expiresAt } }];
     }
     case 'RevokeToken': {
-      const token = state.tokens[command.tokenId];
+      const token = state.tokens.get(command.tokenId);
       if (!token) throw new DomainError('not_found', `token ${command.tokenId} does not exist`);
       if (token === 'revoked') return [];
       return [{ type: 'TokenRevoked', data: { studioId, tokenId: command.tokenId, reason: 'revoked' } }];
@@ -121,9 +121,9 @@ function evolve(state: StudioState, event: StudioEvent): StudioState {
     case 'StudioRemoved':
       return { ...state, status: 'removed' };
     case 'TokenIssued':
-      return { ...state, tokens: { ...state.tokens, [event.data.tokenId]: 'live' } };
+      return { ...state, tokens: new Map(state.tokens).set(event.data.tokenId, 'live') };
     case 'TokenRevoked':
-      return { ...state, tokens: { ...state.tokens, [event.data.tokenId]: 'revoked' } };
+      return { ...state, tokens: new Map(state.tokens).set(event.data.tokenId, 'revoked') };
     default: {
       const unknown: never = event;
       throw new Error(`unknown event ${JSON.stringify(unknown)}`);
@@ -132,7 +132,7 @@ function evolve(state: StudioState, event: StudioEvent): StudioState {
 }
 
 export const studioDecider: Decider<StudioCommand, StudioEvent, StudioState> = {
-  initialState: () => ({ status: 'none', tokens: {} }),
+  initialState: () => ({ status: 'none', tokens: new Map() }),
   decide,
   evolve,
 };

@@ -136,12 +136,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       for (const [name, value] of Object.entries(request.headers ?? {})) headers.set(name, value);
       const res = await fetch(`${current().url}${path}`, { method, headers, body });
       const text = await res.text();
-      let json: unknown;
-      try {
-        json = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
+      const json = jsonOrUndefined(text);
       responses.push({ method, path, status: res.status, text });
       if (!res.headers.get('x-request-id')) {
         throw new Error(`${method} ${path} → ${res.status} without an x-request-id header`);
@@ -166,6 +161,15 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       }
     },
   };
+}
+
+/** A response body parsed as JSON, or undefined when it is empty or not JSON. */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Waits `ms` milliseconds. */

@@ -33,7 +33,7 @@ function jobView(job: JobRecord) {
 }
 
 function visibleJob(deps: AiDeps, id: string, ctx: ActionContext): JobRecord {
-  const job = deps.gw.projections.state(jobsProjection)[id];
+  const job = deps.gw.projections.state(jobsProjection).get(id);
   // Another studio's job is reported as absent, not forbidden: ids must not be probed across tenants.
   if (!job || (ctx.identity.kind === 'user' && job.studio_id !== ctx.identity.studioId)) {
     throw new ApiError('not_found', `job ${id} does not exist`, { param: 'id' });
@@ -80,7 +80,7 @@ export function videoAction(deps: AiDeps) {
       );
       await settle(deps.gw, result.position);
       deps.jobs.run(jobId);
-      return { job: jobView(deps.gw.projections.state(jobsProjection)[jobId]!) };
+      return { job: jobView(deps.gw.projections.state(jobsProjection).get(jobId)!) };
     },
   });
 }

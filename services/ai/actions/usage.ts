@@ -28,9 +28,9 @@ export function usageAction({ gw }: AiDeps) {
       if (from > to) throw new ApiError('validation_failed', 'from must not be after to', { param: 'from' });
 
       const totals = new Map<string, UsageTotals>();
-      for (const [hour, byKey] of Object.entries(gw.projections.state(usageProjection)[studioId] ?? {})) {
+      for (const [hour, byKey] of gw.projections.state(usageProjection).get(studioId) ?? []) {
         if (hour < from || hour > to) continue;
-        for (const [key, t] of Object.entries(byKey)) {
+        for (const [key, t] of byKey) {
           const sum = totals.get(key) ?? {
             requests: 0,
             failures: 0,

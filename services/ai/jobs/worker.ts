@@ -13,12 +13,12 @@ import { type JobCommand, jobDecider, jobStreamId } from './job.ts';
 
 const POLL_EVERY_MS = 5_000;
 const GIVE_UP_AFTER_MS = 60 * 60 * 1000;
-const EXTENSIONS: Record<string, string> = {
-  'video/mp4': 'mp4',
-  'image/apng': 'png',
-  'image/gif': 'gif',
-  'video/webm': 'webm',
-};
+const EXTENSIONS = new Map<string, string>([
+  ['video/mp4', 'mp4'],
+  ['image/apng', 'png'],
+  ['image/gif', 'gif'],
+  ['video/webm', 'webm'],
+]);
 const META: EventMetadata = { actor: 'gateway' };
 
 /**
@@ -40,7 +40,7 @@ export class JobWorker {
 
   /** Resumes every job that has not finished. */
   resume(): void {
-    for (const job of Object.values(this.gw.projections.state(jobsProjection))) {
+    for (const job of this.gw.projections.state(jobsProjection).values()) {
       if (job.status === 'queued' || job.status === 'running') this.run(job.id);
     }
   }
@@ -59,7 +59,7 @@ export class JobWorker {
   }
 
   async #run(jobId: string): Promise<void> {
-    const job = this.gw.projections.state(jobsProjection)[jobId];
+    const job = this.gw.projections.state(jobsProjection).get(jobId);
     if (!job) return;
     const signal = this.#controller.signal;
     const started = Date.parse(job.created_at);
@@ -94,7 +94,7 @@ export class JobWorker {
       }
       if (progress.status === 'failed') return fail(progress.message);
       const content = Buffer.from(progress.video.b64_json, 'base64');
-      const file = join('media', `${jobId}.${EXTENSIONS[progress.video.mime_type] ?? 'bin'}`);
+      const file = join('media', `${jobId}.${EXTENSIONS.get(progress.video.mime_type) ?? 'bin'}`);
       await mkdir(join(this.dataDir, 'media'), { recursive: true });
       await writeFile(join(this.dataDir, file), content);
       await this.#command({
@@ -115,7 +115,7 @@ export class JobWorker {
   }
 
   #record(jobId: string, type: 'GenerationCompleted' | 'GenerationFailed', started: number): void {
-    const job = this.gw.projections.state(jobsProjection)[jobId];
+    const job = this.gw.projections.state(jobsProjection).get(jobId);
     if (!job) return;
     const data = {
       studioId: job.studio_id,

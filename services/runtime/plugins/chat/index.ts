@@ -65,7 +65,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
   function openConversation(platform: string, channel: string): Promise<string> {
     const key = channelKey(platform, channel);
     return locked(`open:${key}`, async () => {
-      const existing = chat().byChannel[key];
+      const existing = chat().byChannel.get(key);
       if (existing) return existing;
       const conversationId = `conv_${randomBytes(12).toString('base64url')}`;
       await deps.sessions().create({
@@ -92,7 +92,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
     conversationId: string,
     message: { text: string; sender: string | null; source: 'platform' | 'dashboard' },
   ): Promise<QueuedReceipt> {
-    if (!chat().conversations[conversationId])
+    if (!chat().conversations.has(conversationId))
       throw new ApiError('not_found', `no conversation ${conversationId}`);
     return locked(`receive:${conversationId}`, async () => {
       const turnId = newTurnId();
@@ -128,13 +128,13 @@ export function chatPlugin(deps: ChatPluginDeps) {
 
   async function deliver(event: StoredEvent, ctx: PluginContext): Promise<void> {
     const conversationId = event.streamId.slice('session-'.length);
-    const conversation = chat().conversations[conversationId];
+    const conversation = chat().conversations.get(conversationId);
     if (!conversation) return;
     const url = ctx.env(CHAT_OUTBOUND_ENV);
     if (!url) return;
     const { turnId } = event.data as { turnId: string };
     await deps.projections.waitFor(event.position);
-    const view = deps.projections.state(sessionsProjection)[conversationId];
+    const view = deps.projections.state(sessionsProjection).get(conversationId);
     const reply = view?.messages
       .filter((m) => m.turn_id === turnId && m.role === 'assistant')
       .flatMap((m) => m.parts.filter((p) => p.type === 'text').map((p) => p.text))
@@ -212,7 +212,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
         exposeToAgent: false,
         async handler() {
           return {
-            items: Object.values(chat().conversations).sort((a, b) =>
+            items: [...chat().conversations.values()].sort((a, b) =>
               a.created_at.localeCompare(b.created_at),
             ),
           };
@@ -225,7 +225,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
         supportsCommand: true,
         exposeToAgent: false,
         async handler({ conversationId }) {
-          if (!chat().conversations[conversationId])
+          if (!chat().conversations.has(conversationId))
             throw new ApiError('not_found', `no conversation ${conversationId}`);
           const events = await deps.events.readStream(chatStreamId(conversationId));
           return {
@@ -244,7 +244,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
   return {
     plugin,
     /** Whether a session id is a conversation of this plugin. */
-    isConversation: (sessionId: string) => Boolean(chat().conversations[sessionId]),
+    isConversation: (sessionId: string) => chat().conversations.has(sessionId),
     /** A dashboard message to a conversation: same queue as platform messages, history first. */
     receiveFromDashboard: (conversationId: string, text: string) =>
       receive(conversationId, { text, sender: 'dashboard', source: 'dashboard' }),
