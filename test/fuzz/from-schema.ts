@@ -82,7 +82,7 @@ function objectOf(schema: JsonSchema, knownIds: readonly string[]): fc.Arbitrary
   const extra = fc.option(fc.tuple(fc.constantFrom(...PROTOTYPE_NAMES, 'extra'), jsonValue), { freq: 5 });
   return fc.tuple(record, extra).map(([value, more]) => {
     if (!more) return value;
-    const copy = JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+    const copy = { ...(value as Record<string, unknown>) };
     Object.defineProperty(copy, more[0], {
       value: more[1],
       enumerable: true,

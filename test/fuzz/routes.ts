@@ -14,6 +14,8 @@ export interface FuzzRoute {
   destructive: boolean;
   /** SSE: the answer is a stream that stays open; only its status and headers are judged. */
   stream?: boolean;
+  /** Answers a browser with an HTML page, failures included (the OAuth callback). */
+  page?: boolean;
 }
 
 const schemaOf = (schema: z.ZodType): JsonSchema =>
@@ -34,6 +36,7 @@ export function gatewayRoutes(registry: ActionRegistry): FuzzRoute[] {
         input: schemaOf(action.input),
         destructive: action.method === 'POST',
         stream: action.action === 'stream',
+        page: action.action === 'oauth/callback',
       });
     }
   }
