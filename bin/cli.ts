@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { config as loadDotenv } from 'dotenv';
 import { ConfigError, loadConfig, type StudioConfig } from '../shared/config.ts';
 import { DataDirInUse } from '../shared/data-dir-lock.ts';
+import { EmptyKeyFile } from '../shared/key-files.ts';
 import { migrateCommand } from './migrate.ts';
 import { rebuildCommand } from './rebuild.ts';
 import { startCommand } from './start.ts';
@@ -87,7 +88,7 @@ projections
 try {
   await program.parseAsync();
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof DataDirInUse) {
+  if (error instanceof ConfigError || error instanceof DataDirInUse || error instanceof EmptyKeyFile) {
     console.error(`studio: ${error.message}`);
     process.exit(2);
   }

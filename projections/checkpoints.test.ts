@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPgliteStore } from '../shared/event-store/pglite.ts';
 import { openPostgresStore } from '../shared/event-store/postgres.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../test/support/postgres.ts';
@@ -19,23 +19,28 @@ const snapshots: unknown[] = [
   { $studio_json: '\u0000' },
 ];
 
+/** Opens the store once for the suite (a fresh PGlite takes seconds), then checks every snapshot. */
 function snapshotCases(open: () => Promise<{ checkpoints: CheckpointStore; close(): Promise<void> }>) {
+  let target: Awaited<ReturnType<typeof open>> | undefined;
+  beforeAll(async () => {
+    target = await open();
+  });
+  afterAll(async () => {
+    await target?.close();
+  });
+
   it('a snapshot comes back identical, whatever text it holds', async () => {
-    const { checkpoints, close } = await open();
-    try {
-      for (const [index, state] of snapshots.entries()) {
-        const name = `projection-${index}`;
-        await checkpoints.save(name, { version: 1, position: 10 + index, state });
-        expect(await checkpoints.load(name)).toEqual({ version: 1, position: 10 + index, state });
-        await checkpoints.save(name, { version: 2, position: 20 + index, state: { again: state } });
-        expect(await checkpoints.load(name)).toEqual({
-          version: 2,
-          position: 20 + index,
-          state: { again: state },
-        });
-      }
-    } finally {
-      await close();
+    const { checkpoints } = target!;
+    for (const [index, state] of snapshots.entries()) {
+      const name = `projection-${index}`;
+      await checkpoints.save(name, { version: 1, position: 10 + index, state });
+      expect(await checkpoints.load(name)).toEqual({ version: 1, position: 10 + index, state });
+      await checkpoints.save(name, { version: 2, position: 20 + index, state: { again: state } });
+      expect(await checkpoints.load(name)).toEqual({
+        version: 2,
+        position: 20 + index,
+        state: { again: state },
+      });
     }
   });
 }

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ensurePrivateDir } from './private-dir.ts';
+
+export class EmptyKeyFile extends Error {
+  override readonly name = 'EmptyKeyFile';
+}
 
 /**
  * Reads a secret kept in the data dir, or generates it once with mode 0600. Used for the admin key
@@ -12,15 +17,21 @@ export async function readOrCreateKeyFile(
   generate: () => string = () => randomBytes(32).toString('base64url'),
 ): Promise<{ value: string; path: string; created: boolean }> {
   const path = join(dataDir, fileName);
+  await ensurePrivateDir(dataDir);
   try {
     const value = (await readFile(path, 'utf8')).trim();
     const mode = (await stat(path)).mode & 0o777;
     if (mode & 0o077) await chmod(path, 0o600);
-    if (value) return { value, path, created: false };
+    if (!value) {
+      // Never replace it: a new master key could not open the secrets sealed with the old one.
+      throw new EmptyKeyFile(
+        `${path} is empty: put the key back, or remove the file to have a new one generated`,
+      );
+    }
+    return { value, path, created: false };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const value = generate();
   // `wx`: if another process created it in between, fail instead of overwriting its key.
   try {
