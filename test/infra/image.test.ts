@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import ignore from '@balena/dockerignore';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
@@ -9,6 +9,10 @@ import { parse } from 'yaml';
 // along in the build context, and no process gets a key it does not use.
 
 const ROOT = join(import.meta.dirname, '../..');
+// A CommonJS module whose typings declare an ES default export.
+const ignore = createRequire(import.meta.url)(
+  '@balena/dockerignore',
+) as typeof import('@balena/dockerignore').default;
 const context = ignore().add(readFileSync(join(ROOT, '.dockerignore'), 'utf8'));
 const sent = (path: string) => !context.ignores(path);
 
