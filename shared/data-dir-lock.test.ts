@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { processState } from '../test/support/process-state.ts';
 import { DataDirInUse, lockDataDir } from './data-dir-lock.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -19,11 +20,6 @@ function lockedBy(child: ChildProcess): Promise<string> {
     child.stderr!.on('data', (chunk) => (output += chunk));
     child.once('exit', (code) => reject(new Error(`the lock holder exited (${code}): ${output}`)));
   });
-}
-
-async function processState(pid: number): Promise<string | undefined> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  return stat?.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
 }
 
 // The abstract-socket lock of Linux, and the socket-file lock other Unixes fall back to (it runs on Linux too).
