@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { processState } from '../test/support/process-state.ts';
 import { DataDirInUse, lockDataDir } from './data-dir-lock.ts';
 
@@ -75,9 +75,12 @@ describe.each(platforms)('data dir lock (%s)', { timeout: 30_000 }, (platform) =
         dataDir,
         platform,
       ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+      // Its own process group, so that the holder goes with it whatever happens.
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
     );
-    children.push(parent);
+    onTestFinished(() => {
+      process.kill(-parent.pid!, 'SIGKILL');
+    });
     const output = await lockedBy(parent);
     const holderPid = Number(/holder (\d+)/.exec(output)?.[1] ?? Number.NaN);
     expect(holderPid).toBeGreaterThan(0);
