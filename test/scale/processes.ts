@@ -6,18 +6,38 @@ import { join } from 'node:path';
 const STUDIO = join(import.meta.dirname, '../../bin/studio.mjs');
 
 export interface StudioProcess {
+  /** The process started (with `unreapedAfterDeath`, the `sleep` that is Studio's parent). */
   child: ChildProcess;
+  /** Studio's pid. */
+  pid: number;
   output(): string;
   /** The URL printed on the banner line that starts with `label`. */
   url(label: 'Studio gateway' | 'Agent runtime'): string;
+  /** `child`'s exit. */
   exited: Promise<number | null>;
+  /** Signals Studio (nothing once it exited). */
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** Starts `studio <args>` in its own process with its own data dir and the given env. */
-export async function startStudio(args: string[], env: Record<string, string>): Promise<StudioProcess> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'studio-scale-'));
-  const child = spawn(process.execPath, [STUDIO, ...args], {
+export interface StartStudioOptions {
+  /**
+   * Studio's parent is a `sleep` that never reaps it: once killed, Studio stays a zombie (its pid
+   * taken) until `child` is killed too, as under a supervisor that has not reaped it yet.
+   */
+  unreapedAfterDeath?: boolean;
+}
+
+/** Starts `studio <args>` in its own process with the given env; a data dir of its own unless STUDIO_DATA_DIR is given. */
+export async function startStudio(
+  args: string[],
+  env: Record<string, string>,
+  options: StartStudioOptions = {},
+): Promise<StudioProcess> {
+  const dataDir = env.STUDIO_DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'studio-scale-')));
+  const [command, commandArgs] = options.unreapedAfterDeath
+    ? ['sh', ['-c', '"$0" "$@" & echo "studio pid $!"; exec sleep 86400', process.execPath, STUDIO, ...args]]
+    : [process.execPath, [STUDIO, ...args]];
+  const child = spawn(command, commandArgs, {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
@@ -34,12 +54,20 @@ export async function startStudio(args: string[], env: Record<string, string>): 
   const want = args[0] === 'agent' ? /Agent runtime\s+http/ : /Studio gateway\s+http/;
   const deadline = Date.now() + 60_000;
   while (!want.test(output)) {
-    if (child.exitCode !== null) throw new Error(`studio ${args.join(' ')} exited: ${output}`);
-    if (Date.now() > deadline) throw new Error(`studio ${args.join(' ')} did not start: ${output}`);
+    // `studio: …` is how the CLI refuses to start (under `sleep`, Studio's exit is not `child`'s).
+    const failure = child.exitCode !== null || /^studio: /m.test(output) ? 'exited' : undefined;
+    if (failure || Date.now() > deadline) {
+      const studioPid = /studio pid (\d+)/.exec(output)?.[1];
+      if (studioPid && child.exitCode === null) process.kill(Number(studioPid), 'SIGKILL');
+      child.kill('SIGKILL');
+      throw new Error(`studio ${args.join(' ')} ${failure ?? 'did not start'}: ${output}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
+  const pid = options.unreapedAfterDeath ? Number(/studio pid (\d+)/.exec(output)![1]) : child.pid!;
   return {
     child,
+    pid,
     output: () => output,
     url: (label) => {
       const match = new RegExp(`${label}\\s+(http://\\S+)`).exec(output);
@@ -48,7 +76,8 @@ export async function startStudio(args: string[], env: Record<string, string>): 
     },
     exited,
     kill: (signal = 'SIGTERM') => {
-      child.kill(signal);
+      if (!options.unreapedAfterDeath) child.kill(signal);
+      else if (child.exitCode === null) process.kill(pid, signal); // its pid is taken until `child` dies
     },
   };
 }
