@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdir, realpath, rm } from 'node:fs/promises';
+import { realpath, rm } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { ensurePrivateDir } from './private-dir.ts';
 
 export class DataDirInUse extends Error {
   override readonly name = 'DataDirInUse';
@@ -43,7 +44,7 @@ export async function lockDataDir(
   dataDir: string,
   platform: NodeJS.Platform = process.platform,
 ): Promise<DataDirLock> {
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await ensurePrivateDir(dataDir);
   const realDataDir = await realpath(dataDir);
   const address = lockAddress(realDataDir, platform);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
