@@ -17,6 +17,8 @@ describe('scrubCredentials', () => {
       'https://h.example/x?sig=***&api_key=***&client_secret=***&password=***&auth=***',
     ],
     ['Incorrect API key provided: sk-abc***xyz9', 'Incorrect API key provided: sk-***'],
+    ['invalid_client (client_secret=s3cr3t, code=x)', 'invalid_client (client_secret=***, code=x)'],
+    ['password=hunter2 rejected', 'password=*** rejected'],
   ])('%s', (text, scrubbed) => {
     expect(scrubCredentials(text)).toBe(scrubbed);
     expect(containsCredentials(text)).toBe(true);
@@ -25,7 +27,12 @@ describe('scrubCredentials', () => {
 
   it('removes listed secrets wherever they occur, and leaves ordinary text alone', () => {
     expect(scrubCredentials('the key was hunter2-long', ['hunter2-long'])).toBe('the key was ***');
-    for (const text of ['https://h.example/x?page=2&q=keyboards', 'connect ECONNREFUSED 127.0.0.1:9', 'a=b'])
+    for (const text of [
+      'https://h.example/x?page=2&q=keyboards',
+      'max_tokens=5000 is too many',
+      'connect ECONNREFUSED 127.0.0.1:9',
+      'a=b',
+    ])
       expect(scrubCredentials(text)).toBe(text);
   });
 

@@ -2,7 +2,7 @@
  * Removes credentials from text that leaves the process (an error reaching a client, an event or a
  * log): the given secrets wherever they occur, key-like tokens, the userinfo of any URL
  * (`https://user:pass@host` → `https://***@host`) and the values of query parameters named like a
- * credential (`?access_token=…`, `&X-Amz-Signature=…`, `&sig=…`). Linear in the text's length.
+ * credential (`?access_token=…`, `&X-Amz-Signature=…`, `client_secret=…` in a message). Linear in the text's length.
  */
 export function scrubCredentials(text: string, secrets: readonly (string | undefined)[] = []): string {
   let result = text;
@@ -28,6 +28,11 @@ export function containsCredentials(text: string): boolean {
 const KEY_LIKE = /\b(sk|stk|key)[-_][A-Za-z0-9_*-]{6,}/g;
 /** `scheme://` then userinfo up to the `@` before the host; never crosses a path, query or space. */
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,30}:\/\/)[^\s/?#@]+@/gi;
-/** A `?`/`&`/`;` parameter: its name (bounded, so a long run is never rescanned) and its value. */
-const QUERY_PARAM = /([?&;])([^=&#;?\s]{1,100})=([^&#;\s"'<>]*)/g;
-const CREDENTIAL_NAME = /token|key|secret|signature|sig|password|passwd|pwd|auth|credential/i;
+/**
+ * A `name=value` pair of a query, a form body or a message (after `?`, `&`, `;`, a space, `(` or `,`):
+ * its name (bounded, so a long run is never rescanned) and its value.
+ */
+const QUERY_PARAM = /(^|[?&;\s(,])([^=&#;?\s(,]{1,100})=([^&#;,\s"'<>)]*)/g;
+/** Names ending in a credential word: `access_token`, `apiKey`, `X-Amz-Signature`; not `max_tokens`. */
+const CREDENTIAL_NAME =
+  /(?:token|key|secret|signature|sig|password|passwd|pwd|auth|authorization|credential)$/i;
