@@ -13,6 +13,7 @@ const SECTIONS = [
   ['SSE fan-out (issue 5)', 'bench/sse/index.ts'],
   ['scale-out on PostgreSQL (issue 7)', 'bench/scale/index.ts'],
   ['Kafka forwarder (issue 7)', 'bench/forwarder/index.ts'],
+  ['.env parsing', 'bench/dotenv-parse.ts'],
 ] as const;
 
 const root = join(import.meta.dirname, '..');

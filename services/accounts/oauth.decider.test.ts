@@ -110,6 +110,29 @@ describe('oauth flow decider', () => {
       .thenFails('conflict', /expired/);
   });
 
+  it('a failure reaches the event with credentials scrubbed from its message and the provider error', () => {
+    spec
+      .given([started])
+      .when({
+        type: 'FailFlow',
+        flowId,
+        reason: 'provider_error',
+        message: 'token endpoint https://app:s3cr3t-pw@idp.example/token failed',
+        providerError: 'invalid_client (client_secret=s3cr3t-pw)',
+      })
+      .thenEmits([
+        {
+          type: 'OAuthFailed',
+          data: {
+            flowId,
+            reason: 'provider_error',
+            message: 'token endpoint https://***@idp.example/token failed',
+            providerError: 'invalid_client (client_secret=***)',
+          },
+        },
+      ]);
+  });
+
   it('records every failure; the first end of a flow stays its outcome', () => {
     spec
       .given([started])

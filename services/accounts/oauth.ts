@@ -1,6 +1,7 @@
 import { sha256Hex } from '../../shared/crypto.ts';
 import type { Decider } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
+import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 
 /**
  * One stream per sign-in flow, named by the SHA-256 of its state: the state is the bearer secret
@@ -180,7 +181,9 @@ function decide(command: OAuthCommand, state: OAuthState): OAuthEvent[] {
     }
     case 'FailFlow': {
       // Recorded whatever the flow's status: after its end it is a rejected replay, which changes nothing.
-      const { reason, message, providerError } = command;
+      const { reason } = command;
+      const message = scrubCredentials(command.message);
+      const providerError = command.providerError === null ? null : scrubCredentials(command.providerError);
       return [{ type: 'OAuthFailed', data: { flowId, reason, message, providerError } }];
     }
     case 'ClaimResult': {

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors, Pool } from 'undici';
 import { ApiError } from '../../shared/errors.ts';
+import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 
 export interface UpstreamRequest {
   /** Full URL, e.g. `https://api.openai.com/v1/chat/completions`. */
@@ -90,7 +91,7 @@ export class UpstreamClient {
         }
         throw new ApiError(
           'upstream_error',
-          `could not reach the upstream: ${scrub(messageOf(error), request.secrets)}`,
+          `could not reach the upstream: ${scrubCredentials(messageOf(error), request.secrets)}`,
         );
       }
       if (response.statusCode < 300)
@@ -137,21 +138,11 @@ export function upstreamError(
   }
   return new ApiError(
     'upstream_error',
-    `upstream answered ${status}: ${scrub(message, secrets) || 'no message'}`,
+    `upstream answered ${status}: ${scrubCredentials(message, secrets) || 'no message'}`,
     {
       details: { upstream_status: status },
     },
   );
-}
-
-/** Removes any credential from a message before it reaches a client or a log. */
-export function scrub(message: string, secrets: readonly (string | undefined)[]): string {
-  let result = message;
-  for (const secret of secrets) {
-    if (secret && secret.length >= 4) result = result.split(secret).join('***');
-  }
-  // Upstreams echo keys partially ("Incorrect API key provided: sk-abc***xyz"): mask anything key-like.
-  return result.replace(/\b(sk|stk|key)[-_][A-Za-z0-9_*-]{6,}/g, '$1-***');
 }
 
 function messageOf(error: unknown): string {

@@ -1,22 +1,20 @@
 import { z } from 'zod';
 import { type EnvEntry, envProjection } from '../../projections/env.ts';
 import { handleCommand } from '../../shared/decider.ts';
+import { ApiError } from '../../shared/errors.ts';
 import { type ActionContext, defineAction, defineService } from '../../shared/http/action.ts';
+import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 import { type GatewayContext, settle } from '../gateway/context.ts';
 import { parseDotenv } from './dotenv-file.ts';
-import {
-  ENV_KEY_PATTERN,
-  ENV_STREAM,
-  type EnvCommand,
-  envDecider,
-  isSecretByName,
-  type StoredValue,
-} from './env.ts';
+import { ENV_KEY_PATTERN, ENV_STREAM, type EnvCommand, envDecider } from './env.ts';
 import { EnvReader, mask } from './reader.ts';
+import { storedValue } from './sealing.ts';
 
 const key = z.string().regex(ENV_KEY_PATTERN, 'A-Z, 0-9 and _, not starting with a digit').max(200);
 const admin = ['admin'] as const;
 const MAX_VALUE_LENGTH = 64 * 1024;
+export const MAX_IMPORT_BYTES = 512 * 1024;
+export const MAX_IMPORT_LINES = 10_000;
 
 export interface EnvListItem {
   key: string;
@@ -34,14 +32,10 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
   const reader = new EnvReader(gw);
   const entries = () => gw.projections.state(envProjection);
 
-  const seal = (name: string, value: string, secret: boolean | undefined): StoredValue =>
-    (secret ?? isSecretByName(name))
-      ? { secret: true, sealed: gw.secrets.encrypt(value) }
-      : { secret: false, value };
-
+  // A value stored in clear before sealing became the default may still hold a URL's password.
   const view = (entry: EnvEntry): EnvListItem => ({
     key: entry.key,
-    value: entry.secret ? mask(reader.get(entry.key) ?? '') : entry.value,
+    value: entry.secret ? mask(reader.get(entry.key) ?? '') : scrubCredentials(entry.value),
     secret: entry.secret,
     source: 'store',
     updated_at: entry.updated_at,
@@ -63,7 +57,8 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
         action: 'list',
         method: 'GET',
         identities: admin,
-        summary: 'List env variables (secrets masked); store values override the process env',
+        summary:
+          'List env variables (all but public store values masked); store values override the process env',
         input: z.strictObject({}),
         handler: () => {
           const stored = [...entries().values()].map(view);
@@ -72,8 +67,8 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
             .map(
               (k): EnvListItem => ({
                 key: k,
-                value: isSecretByName(k) ? mask(gw.processEnv[k]!) : gw.processEnv[k]!,
-                secret: isSecretByName(k),
+                value: mask(gw.processEnv[k]!),
+                secret: true,
                 source: 'process',
                 updated_at: null,
               }),
@@ -86,17 +81,15 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
         action: 'upsert',
         method: 'POST',
         identities: admin,
-        summary: 'Set an env variable; secrets are stored encrypted',
+        summary: 'Set an env variable, sealed unless `secret: false` marks it public',
         input: z.strictObject({
           key,
           value: z.string().max(MAX_VALUE_LENGTH),
-          secret: z.boolean().optional(),
+          secret: z.boolean().default(true),
         }),
         handler: async (input, ctx) => {
-          await run(
-            { type: 'SetVariable', key: input.key, stored: seal(input.key, input.value, input.secret) },
-            ctx,
-          );
+          const stored = storedValue(input.value, !input.secret, gw.secrets);
+          await run({ type: 'SetVariable', key: input.key, stored }, ctx);
           return { item: view(entries().get(input.key)!) };
         },
       }),
@@ -117,14 +110,23 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
         action: 'import',
         method: 'POST',
         identities: admin,
-        summary: 'Import a .env file in one atomic append',
-        input: z.strictObject({ content: z.string(), overwrite: z.boolean().default(true) }),
+        summary:
+          'Import a .env file in one atomic append, every value sealed but the keys listed in `public`',
+        input: z.strictObject({
+          content: z.string(),
+          overwrite: z.boolean().default(true),
+          public: z.array(key).max(MAX_IMPORT_LINES).default([]),
+        }),
         handler: async (input, ctx) => {
+          assertImportable(input.content);
           const parsed = parseDotenv(input.content);
+          const publicKeys = new Set(input.public);
           const tooLong = parsed.entries.filter((e) => e.value.length > MAX_VALUE_LENGTH);
           const entriesToImport = parsed.entries
             .filter((e) => e.value.length <= MAX_VALUE_LENGTH)
-            .map((e) => ({ key: e.key, stored: seal(e.key, e.value, undefined) }));
+            .map((e) => ({ key: e.key, stored: storedValue(e.value, publicKeys.has(e.key), gw.secrets) }));
+          const inFile = new Set(parsed.entries.map((e) => e.key));
+          const unknownPublic = [...publicKeys].filter((k) => !inFile.has(k));
           const result = await run(
             { type: 'ImportVariables', entries: entriesToImport, overwrite: input.overwrite },
             ctx,
@@ -139,10 +141,32 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
                 line: 0,
                 message: `${e.key}: value longer than ${MAX_VALUE_LENGTH} characters`,
               })),
+              ...unknownPublic.map((k) => ({
+                line: 0,
+                message: `${k}: listed in public but not in the file`,
+              })),
             ],
           };
         },
       }),
     ],
   });
+}
+
+/** dotenv files are small: a bound on bytes and lines keeps one import from holding the process. */
+function assertImportable(content: string): void {
+  const bytes = Buffer.byteLength(content);
+  if (bytes > MAX_IMPORT_BYTES)
+    throw new ApiError(
+      'payload_too_large',
+      `the .env content is ${bytes} bytes; at most ${MAX_IMPORT_BYTES} bytes are accepted`,
+      { param: 'content' },
+    );
+  const lines = (content.match(/\r\n?|\n/g)?.length ?? 0) + 1;
+  if (lines > MAX_IMPORT_LINES)
+    throw new ApiError(
+      'payload_too_large',
+      `the .env content has ${lines} lines; at most ${MAX_IMPORT_LINES} lines are accepted`,
+      { param: 'content' },
+    );
 }

@@ -45,4 +45,22 @@ describe('parseDotenv', () => {
     ]);
     expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('GOOD');
   });
+
+  it('a quote never closed is a one-line value, and the lines after it are read as lines', () => {
+    const { entries, errors } = parseDotenv('A="open\nB=2\nC=3');
+    expect(errors).toEqual([]);
+    expect(entries.map((e) => `${e.key}=${e.value}`)).toEqual(['A="open', 'B=2', 'C=3']);
+  });
+
+  it('reports a `KEY:value` line dotenv would drop silently (it wants a space after the colon)', () => {
+    const { entries, errors } = parseDotenv('A:1\nB: 2');
+    expect(entries).toEqual([{ key: 'B', value: '2' }]);
+    expect(errors).toEqual([{ line: 1, message: 'not a KEY=value line' }]);
+  });
+
+  it('reads 100,000 blank lines and the assignment after them in one pass', { timeout: 5_000 }, () => {
+    const { entries, errors } = parseDotenv(`${' \t\n'.repeat(100_000)}LAST=1`);
+    expect(errors).toEqual([]);
+    expect(entries).toEqual([{ key: 'LAST', value: '1' }]);
+  });
 });

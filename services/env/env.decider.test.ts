@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { deciderSpec } from '../../shared/decider-spec.ts';
-import { type EnvEvent, envDecider, isSecretByName, type StoredValue } from './env.ts';
+import { type EnvEvent, envDecider, type StoredValue } from './env.ts';
 
 const spec = deciderSpec(envDecider);
 const plain = (value: string): StoredValue => ({ secret: false, value });
@@ -95,14 +95,5 @@ describe('env decider', () => {
 
   it('an empty import records nothing', () => {
     spec.given([]).when({ type: 'ImportVariables', overwrite: true, entries: [] }).thenEmits([]);
-  });
-});
-
-describe('secret by name', () => {
-  it.each(['OPENAI_API_KEY', 'CLIENT_SECRET', 'GITHUB_TOKEN', 'DB_PASSWORD'])('%s is secret', (key) => {
-    expect(isSecretByName(key)).toBe(true);
-  });
-  it.each(['REGION', 'LOG_FORMAT', 'OPENAI_BASE_URL'])('%s is not', (key) => {
-    expect(isSecretByName(key)).toBe(false);
   });
 });

@@ -29,11 +29,6 @@ export const ENV_EVENT_TYPES = [
   'EnvImported',
 ] as const satisfies readonly EnvEvent['type'][];
 
-/** Keys whose name says they hold a credential are secret unless the caller says otherwise. */
-export function isSecretByName(key: string): boolean {
-  return /KEY|SECRET|TOKEN|PASSWORD/.test(key);
-}
-
 function decide(command: EnvCommand, state: EnvState): EnvEvent[] {
   switch (command.type) {
     case 'SetVariable':

@@ -121,6 +121,27 @@ describe('session decider', () => {
       ]);
   });
 
+  it('error texts reach the events with credentials scrubbed (a URL password, a token parameter)', () => {
+    const leaky = 'POST https://bot:hunter22@hooks.example/x?token=abc123 failed';
+    const scrubbed = 'POST https://***@hooks.example/x?token=*** failed';
+    spec
+      .given([created, queued('t1'), started('t1'), message('m1'), part('m1', tool('running'))])
+      .when({
+        type: 'UpdatePart',
+        messageId: 'm1',
+        part: { ...tool('running'), state: 'error', error: leaky } as Part,
+      })
+      .thenEmits([part('m1', { ...tool('running'), state: 'error', error: scrubbed } as Part)]);
+    spec
+      .given([created, queued('t1'), started('t1'), message('m1'), part('m1', tool('running'))])
+      .when({ type: 'FailTurn', turnId: 't1', error: leaky })
+      .thenEmits([
+        part('m1', { ...tool('running'), state: 'error', error: scrubbed } as Part),
+        { type: 'MessageCompleted', data: { messageId: 'm1', finishReason: 'error', usage: null } },
+        { type: 'TurnFailed', data: { turnId: 't1', error: scrubbed } },
+      ]);
+  });
+
   it('a finished tool call is not touched when the turn is cancelled', () => {
     spec
       .given([

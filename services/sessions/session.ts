@@ -1,5 +1,6 @@
 import type { Decider } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
+import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 
 /** Every session is one stream, `session-<id>`: what a client sees of it is a projection of that stream. */
 export const sessionStreamId = (sessionId: string) => `session-${sessionId}`;
@@ -190,7 +191,10 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
     }
     case 'UpdatePart': {
       if (!state.open.has(command.messageId)) throw conflict(`message ${command.messageId} is not open`);
-      return [{ type: 'PartUpdated', data: { messageId: command.messageId, part: command.part } }];
+      const { part } = command;
+      const scrubbed =
+        part.type === 'tool' && part.error ? { ...part, error: scrubCredentials(part.error) } : part;
+      return [{ type: 'PartUpdated', data: { messageId: command.messageId, part: scrubbed } }];
     }
     case 'CompleteMessage': {
       if (!state.open.has(command.messageId)) throw conflict(`message ${command.messageId} is not open`);
@@ -210,13 +214,14 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
       if (status === undefined) throw new DomainError('not_found', `turn ${command.turnId} does not exist`);
       if (status !== 'queued' && status !== 'running')
         throw conflict(`turn ${command.turnId} has already ended`);
+      // An error's text (an upstream's, a tool's) may quote a URL with its credentials: never into the log.
       const failed = command.type === 'FailTurn';
-      const reason = failed ? command.error : command.reason;
+      const reason = scrubCredentials(failed ? command.error : command.reason);
       return [
         ...closeTurn(state, command.turnId, reason, failed ? 'error' : 'cancelled'),
         failed
-          ? { type: 'TurnFailed', data: { turnId: command.turnId, error: command.error } }
-          : { type: 'TurnCancelled', data: { turnId: command.turnId, reason: command.reason } },
+          ? { type: 'TurnFailed', data: { turnId: command.turnId, error: reason } }
+          : { type: 'TurnCancelled', data: { turnId: command.turnId, reason } },
       ];
     }
     default: {

@@ -96,7 +96,7 @@ function secretsSuite(
       value: secrets.upsertedExplicit,
       secret: true,
     });
-    await ok('POST', '/v1/env/upsert', { key: 'PLAIN_SETTING', value: plain.upserted });
+    await ok('POST', '/v1/env/upsert', { key: 'PLAIN_SETTING', value: plain.upserted, secret: false });
     await ok('POST', '/v1/env/import', {
       content: [
         '# provider keys',
@@ -105,6 +105,7 @@ function secretsSuite(
         `PLAIN_IMPORTED=${plain.imported}`,
         '',
       ].join('\n'),
+      public: ['PLAIN_IMPORTED'],
     });
     const studio = await ok('POST', '/v1/studios/create', { name: 'Secretive' });
     const applied = await ok('POST', '/v1/studios/tokens/apply', { studio_id: studio.json.id });

@@ -40,7 +40,11 @@ function textSuite(store: TestStoreKind, databaseUrl?: string) {
     expect(token.status, token.text).toBe(201);
     expect(token.json.token.name).toBe(AWKWARD);
 
-    const env = await admin('POST', '/v1/env/upsert', { key: 'AWKWARD_TEXT', value: `\\u0000${AWKWARD}` });
+    const env = await admin('POST', '/v1/env/upsert', {
+      key: 'AWKWARD_TEXT',
+      value: `\\u0000${AWKWARD}`,
+      secret: false,
+    });
     expect(env.status, env.text).toBe(200);
     const envList = (await admin('GET', '/v1/env/list')).json.items as { key: string; value: string }[];
     expect(envList.find((e) => e.key === 'AWKWARD_TEXT')?.value).toBe(`\\u0000${AWKWARD}`);

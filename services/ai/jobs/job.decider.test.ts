@@ -62,6 +62,22 @@ describe('job decider', () => {
     spec.given([queued]).when({ type: 'FailJob', jobId, message: 'boom' }).thenEmits([failed]);
   });
 
+  it('a failure message reaches the event with credentials scrubbed', () => {
+    spec
+      .given([queued, started])
+      .when({
+        type: 'FailJob',
+        jobId,
+        message: 'GET https://cdn.example/v.mp4?X-Amz-Signature=f00d answered 403',
+      })
+      .thenEmits([
+        {
+          type: 'JobFailed',
+          data: { jobId, message: 'GET https://cdn.example/v.mp4?X-Amz-Signature=*** answered 403' },
+        },
+      ]);
+  });
+
   it.each([
     ['start twice', [queued, started], { type: 'StartJob', jobId, upstreamId: 'u2' }],
     ['complete before start', [queued], { type: 'CompleteJob', jobId, result }],

@@ -1,5 +1,6 @@
 import type { Decider } from '../../../shared/decider.ts';
 import { DomainError } from '../../../shared/errors.ts';
+import { scrubCredentials } from '../../../shared/scrub-credentials.ts';
 
 /** A long generation (video) runs as a job: one stream per job, `job-<id>`. */
 export const jobStreamId = (jobId: string) => `job-${jobId}`;
@@ -84,7 +85,7 @@ function decide(command: JobCommand, state: JobState): JobEvent[] {
       if (state.status !== 'running') throw new DomainError('conflict', `job ${jobId} is not running`);
       return [{ type: 'JobCompleted', data: { jobId, result: command.result } }];
     case 'FailJob':
-      return [{ type: 'JobFailed', data: { jobId, message: command.message } }];
+      return [{ type: 'JobFailed', data: { jobId, message: scrubCredentials(command.message) } }];
     default: {
       const unknown: never = command;
       throw new Error(`unknown command ${JSON.stringify(unknown)}`);

@@ -1,6 +1,7 @@
 import { ApiError } from '../../../shared/errors.ts';
+import { scrubCredentials } from '../../../shared/scrub-credentials.ts';
 import type { ChatChunk } from '../chat/wire.ts';
-import { scrub, type UpstreamClient } from '../upstream.ts';
+import type { UpstreamClient } from '../upstream.ts';
 import {
   type AnthropicResponse,
   fromAnthropic,
@@ -80,7 +81,7 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
           const type = event ?? String(data.type);
           const failure =
             errorMessageOf(data) ?? (type === 'error' ? 'the upstream failed mid-answer' : undefined);
-          if (failure !== undefined) throw new ApiError('upstream_error', scrub(failure, secrets));
+          if (failure !== undefined) throw new ApiError('upstream_error', scrubCredentials(failure, secrets));
           yield* translate(type, data);
           if (type === 'message_stop') return;
         }

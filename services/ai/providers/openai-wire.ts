@@ -1,6 +1,7 @@
 import { ApiError } from '../../../shared/errors.ts';
+import { scrubCredentials } from '../../../shared/scrub-credentials.ts';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat/wire.ts';
-import { scrub, type UpstreamClient, type UpstreamResponse } from '../upstream.ts';
+import type { UpstreamClient, UpstreamResponse } from '../upstream.ts';
 import { errorMessageOf, readEvents, readJson } from './body.ts';
 import type { CallContext, EnvLookup, ModelDefinition } from './types.ts';
 
@@ -98,7 +99,7 @@ async function* chunksOf(
     if (data === '[DONE]') return;
     const failure =
       errorMessageOf(data) ?? (event === 'error' ? 'the upstream failed mid-answer' : undefined);
-    if (failure !== undefined) throw new ApiError('upstream_error', scrub(failure, secrets));
+    if (failure !== undefined) throw new ApiError('upstream_error', scrubCredentials(failure, secrets));
     // Some servers leave `choices` out of their usage chunk.
     yield { ...data, choices: Array.isArray(data.choices) ? data.choices : [] } as ChatChunk;
   }

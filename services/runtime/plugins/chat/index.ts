@@ -14,6 +14,7 @@ import {
   type PluginContext,
 } from '../types.ts';
 import { type ChatEvent, chatStreamId } from './events.ts';
+import { postToWebhook } from './webhook.ts';
 
 export const CHAT_OUTBOUND_ENV = 'CHAT_OUTBOUND_WEBHOOK_URL';
 const DELIVERY_TIMEOUT_MS = 10_000;
@@ -139,31 +140,20 @@ export function chatPlugin(deps: ChatPluginDeps) {
       .filter((m) => m.turn_id === turnId && m.role === 'assistant')
       .flatMap((m) => m.parts.filter((p) => p.type === 'text').map((p) => p.text))
       .join('\n');
-    let status: 'delivered' | 'failed' = 'failed';
-    let httpStatus: number | null = null;
-    let error: string | null = null;
-    try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          conversationId,
-          platform: conversation.platform,
-          channel: conversation.channel,
-          turnId,
-          text: reply ?? '',
-        }),
-        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-      });
-      httpStatus = response.status;
-      status = response.ok ? 'delivered' : 'failed';
-      if (!response.ok) error = `the webhook answered ${response.status}`;
-    } catch (e) {
-      error = e instanceof Error ? e.message : String(e);
-    }
+    const outcome = await postToWebhook(
+      url,
+      {
+        conversationId,
+        platform: conversation.platform,
+        channel: conversation.channel,
+        turnId,
+        text: reply ?? '',
+      },
+      DELIVERY_TIMEOUT_MS,
+    );
     await append(conversationId, {
       type: 'ReplyDelivered',
-      data: { conversationId, turnId, status, httpStatus, error },
+      data: { conversationId, turnId, ...outcome },
     });
   }
 
