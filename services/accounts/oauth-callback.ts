@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { loadAggregate } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
-import { type AccountsDeps, clientAddress } from './deps.ts';
+import { type AccountsDeps, clientLimitKey } from './deps.ts';
 import {
   callbackProblem,
   type OAuthFailureReason,
@@ -153,7 +153,7 @@ export function oauthCallbackAction(deps: AccountsDeps) {
         });
         return;
       }
-      const address = clientAddress(ctx);
+      const address = clientLimitKey(ctx);
       const wait = await deps.budgets.oauthRejectionsPerAddress.waitMs(address);
       if (wait > 0) {
         res.setHeader('Retry-After', String(Math.ceil(wait / 1000)));
