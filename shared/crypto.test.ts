@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { looksLikeUserToken, newUserToken, parseMasterKey, SecretBox } from './crypto.ts';
+import { looksLikeUserToken, newUserToken, parseMasterKey, SecretBox, sha256Hex } from './crypto.ts';
 
 describe('SecretBox', () => {
   const box = new SecretBox(randomBytes(32));
@@ -22,6 +22,15 @@ describe('SecretBox', () => {
     body[0] = body[0]! ^ 1;
     expect(() => box.decrypt([...parts.slice(0, 3), body.toString('base64url')].join('.'))).toThrow();
     expect(() => new SecretBox(randomBytes(32)).decrypt(sealed)).toThrow();
+  });
+
+  it('mac: keyed by the master key and the purpose, stable for one key, never the plain SHA-256', () => {
+    const digest = box.mac('email', 'ada@example.com');
+    expect(digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(box.mac('email', 'ada@example.com')).toBe(digest);
+    expect(digest).not.toBe(sha256Hex('ada@example.com'));
+    expect(box.mac('code', 'ada@example.com')).not.toBe(digest);
+    expect(new SecretBox(randomBytes(32)).mac('email', 'ada@example.com')).not.toBe(digest);
   });
 });
 

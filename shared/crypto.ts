@@ -1,4 +1,12 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 export function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');
@@ -30,6 +38,7 @@ const CIPHER_VERSION = 'v1';
 /** AES-256-GCM under the master key: `v1.<iv>.<tag>.<ciphertext>`, base64url parts. */
 export class SecretBox {
   readonly #key: Buffer;
+  readonly #macKeys = new Map<string, Buffer>();
 
   constructor(key: Buffer) {
     if (key.length !== 32) throw new Error('the master key must be 32 bytes');
@@ -43,6 +52,20 @@ export class SecretBox {
     return [CIPHER_VERSION, iv, cipher.getAuthTag(), body]
       .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
       .join('.');
+  }
+
+  /**
+   * HMAC-SHA256 (hex) of `value` under a key derived from the master key for `purpose` (HKDF), so a
+   * value with little entropy (an email, a short code) cannot be guessed back from its digest
+   * without the master key, and digests made for one purpose are useless for another.
+   */
+  mac(purpose: string, value: string): string {
+    let key = this.#macKeys.get(purpose);
+    if (!key) {
+      key = Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), `studio-mac:${purpose}`, 32));
+      this.#macKeys.set(purpose, key);
+    }
+    return createHmac('sha256', key).update(value, 'utf8').digest('hex');
   }
 
   decrypt(sealed: string): string {

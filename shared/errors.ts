@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   internal_error: 500,
   upstream_error: 502,
+  /** Busy (a bounded queue is full) or not configured for this request: try later, or ask an admin. */
+  service_unavailable: 503,
   upstream_timeout: 504,
 } as const;
 

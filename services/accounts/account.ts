@@ -22,7 +22,11 @@ export interface LoginFailedData {
   accountId: string | null;
   studioId: string;
   reason: LoginFailureReason;
-  /** SHA-256 of the email as typed, lower-cased: people type passwords into email fields. */
+  /**
+   * HMAC-SHA256 of the email as typed, lower-cased, under a key derived from the master key: failures
+   * of one email can be told apart, but the email is not readable (people type passwords into email
+   * fields), and no dictionary of emails finds it without the key.
+   */
   emailHash: string;
   /** The client's address, for the audit of repeated failures. */
   address: string | null;

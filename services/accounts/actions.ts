@@ -10,7 +10,7 @@ import { oauthStartAction } from './oauth-start.ts';
 
 const SETTINGS: Record<keyof typeof AccountsEnvSchema.shape, string> = {
   STUDIO_PUBLIC_URL:
-    'Public URL of the gateway; OAuth callbacks go to <it>/v1/accounts/oauth/callback (default: the URL a request came in by)',
+    'Public URL of the gateway; OAuth callbacks go to <it>/v1/accounts/oauth/callback (required for OAuth sign-in)',
   STUDIO_OAUTH_REDIRECT_ALLOWLIST:
     'Origins (comma-separated) that oauth/start redirect_to may send the browser back to',
   STUDIO_OAUTH_SIGNUP:

@@ -4,6 +4,7 @@ import { type AccountsEnv, ConfigError, parseAccountsEnv } from '../../shared/co
 import { type CommandResult, type Decider, type DomainEvent, handleCommand } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
+import { clientKeyOf } from '../../shared/http/client-key.ts';
 import { EnvReader } from '../env/reader.ts';
 import { type GatewayContext, settle } from '../gateway/context.ts';
 import { KeyedLock } from './lock.ts';
@@ -55,7 +56,7 @@ export function accountsDeps(gw: GatewayContext): AccountsDeps {
       }
     },
     passwords,
-    budgets: accountBudgets(),
+    budgets: accountBudgets(gw.counters, (key) => gw.secrets.mac('rate-limit-key', key)),
     providers: builtinProviders(),
     lock: new KeyedLock(),
     accounts: () => gw.projections.state(accountsProjection),
@@ -70,10 +71,15 @@ export function accountsDeps(gw: GatewayContext): AccountsDeps {
   };
 }
 
-/** The caller's address (IPv4 without its IPv6 mapping), the key of per-address rate limits. */
+/** The caller's address (IPv4 without its IPv6 mapping), as the audit records it. */
 export function clientAddress(ctx: ActionContext): string {
   const address = ctx.req.ip ?? ctx.req.socket.remoteAddress ?? 'unknown';
   return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+/** The key of per-address rate limits: the address, or its /64 for IPv6 (one host has a whole /64). */
+export function clientLimitKey(ctx: ActionContext): string {
+  return clientKeyOf(ctx.req.ip ?? ctx.req.socket.remoteAddress);
 }
 
 /** Studio ids as the studios service accepts them. */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { emailKey } from '../../projections/accounts.ts';
-import { sha256Hex } from '../../shared/crypto.ts';
 import { loadAggregate } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
+import { settle } from '../gateway/context.ts';
 import {
   type AccountState,
   accountDecider,
@@ -13,7 +13,7 @@ import {
   type LoginFailureReason,
 } from './account.ts';
 import { studioId } from './admin.ts';
-import { type AccountsDeps, clientAddress } from './deps.ts';
+import { type AccountsDeps, clientAddress, clientLimitKey } from './deps.ts';
 import { MAX_PASSWORD_LENGTH } from './passwords.ts';
 import { rateLimited } from './rate-limits.ts';
 import { signIn } from './sign-in.ts';
@@ -21,33 +21,57 @@ import { signIn } from './sign-in.ts';
 /** One answer for every wrong credential: it must not tell an unknown email from a wrong password. */
 const BAD_CREDENTIALS = 'wrong email or password';
 
+/** A stream no account has: read when the email names none, so both paths read one stream. */
+const NO_ACCOUNT_STREAM = accountStreamId('acc_none');
+
+/** The purpose of the keyed digest of emails in LoginFailed (see SecretBox.mac). */
+export const LOGIN_EMAIL_MAC = 'login-failure-email';
+
 /**
  * `POST /v1/accounts/login`: email and password → a user token of the account's studio. Guests may
- * call it. Every "no" looks and takes the same (a dummy hash is verified when there is no account),
- * and failures are counted per account and per address.
+ * call it. Every "no" looks the same and does the same work (one stream read, one decryption, one
+ * Argon2 verification, one event appended and settled). An attempt is taken from the account's and
+ * the address's budgets before the password is checked, and given back to the address when it was
+ * right, so parallel requests cannot all be checked before the first failure is counted.
  */
 export function loginAction(deps: AccountsDeps) {
   const { budgets } = deps;
 
-  async function recordFailure(
-    data: LoginFailedData,
-    account: AccountState | undefined,
-    ctx: ActionContext,
-  ): Promise<void> {
-    if (account && data.accountId !== null) {
-      const { accountId, reason, emailHash, address } = data;
-      await deps.run(
-        accountStreamId(accountId),
-        accountDecider,
-        { type: 'RecordLoginFailure', accountId, reason, emailHash, address },
-        ctx,
-      );
-      return;
+  async function recordFailure(data: LoginFailedData, account: AccountState | undefined, ctx: ActionContext) {
+    const metadata = ctx.metadata;
+    const appended =
+      account && data.accountId !== null
+        ? await deps.gw.events.append(
+            accountStreamId(data.accountId),
+            accountDecider.decide(
+              { type: 'RecordLoginFailure', ...data, accountId: data.accountId },
+              account,
+            ),
+            { expected: 'any', metadata },
+          )
+        : await deps.gw.events.append(LOGIN_FAILURES_STREAM, [{ type: 'LoginFailed', data }], {
+            expected: 'any',
+            metadata,
+          });
+    await settle(deps.gw, appended.position);
+  }
+
+  /** Takes one attempt from both budgets, or throws 429 (taking none). */
+  async function reserveAttempt(accountKey: string, address: string): Promise<void> {
+    const addressWait = await budgets.loginAttemptsPerAddress.reserve(address);
+    if (addressWait > 0) throw rateLimited(addressWait, 'too many failed sign-ins');
+    const accountWait = await budgets.loginAttemptsPerAccount.reserve(accountKey);
+    if (accountWait > 0) {
+      await budgets.loginAttemptsPerAddress.refund(address);
+      throw rateLimited(accountWait, 'too many failed sign-ins');
     }
-    await deps.gw.events.append(LOGIN_FAILURES_STREAM, [{ type: 'LoginFailed', data }], {
-      expected: 'any',
-      metadata: ctx.metadata,
-    });
+  }
+
+  async function refundAttempt(accountKey: string, address: string): Promise<void> {
+    await Promise.all([
+      budgets.loginAttemptsPerAccount.refund(accountKey),
+      budgets.loginAttemptsPerAddress.refund(address),
+    ]);
   }
 
   return defineAction({
@@ -62,30 +86,33 @@ export function loginAction(deps: AccountsDeps) {
       password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
     }),
     handler: async ({ studio_id, email, password }, ctx) => {
-      const address = clientAddress(ctx);
+      const limitKey = clientLimitKey(ctx);
       const accountKey = emailKey(studio_id, email);
-      const wait = Math.max(
-        await budgets.loginFailuresPerAccount.waitMs(accountKey),
-        await budgets.loginFailuresPerAddress.waitMs(address),
-      );
-      if (wait > 0) throw rateLimited(wait, 'too many failed sign-ins');
+      await reserveAttempt(accountKey, limitKey);
 
+      let matches: boolean;
+      let account: AccountState | undefined;
+      let accountId: string | undefined;
       const studio = deps.studio(studio_id);
       const studioOpen = studio !== undefined && studio.status !== 'removed';
-      const accountId = studioOpen ? deps.accounts().byEmail.get(accountKey) : undefined;
-      const loaded =
-        accountId === undefined
-          ? undefined
-          : (await loadAggregate(deps.gw.events, accountStreamId(accountId), accountDecider)).state;
-      const account = loaded?.status === 'active' ? loaded : undefined;
-      const matches = await deps.passwords.verify(account?.sealedHash ?? null, password);
+      try {
+        accountId = studioOpen ? deps.accounts().byEmail.get(accountKey) : undefined;
+        const stream = accountId === undefined ? NO_ACCOUNT_STREAM : accountStreamId(accountId);
+        const loaded = (await loadAggregate(deps.gw.events, stream, accountDecider)).state;
+        account = accountId !== undefined && loaded.status === 'active' ? loaded : undefined;
+        matches = await deps.passwords.verify(account?.sealedHash ?? null, password);
+      } catch (error) {
+        // Not checked (busy, or the store failed): not an attempt.
+        await refundAttempt(accountKey, limitKey);
+        throw error;
+      }
 
       const failure = (reason: LoginFailureReason): LoginFailedData => ({
         accountId: account ? accountId! : null,
         studioId: studio_id,
         reason,
-        emailHash: sha256Hex(email.trim().toLowerCase()),
-        address,
+        emailHash: deps.gw.secrets.mac(LOGIN_EMAIL_MAC, email.trim().toLowerCase()),
+        address: clientAddress(ctx),
       });
       if (!matches) {
         const reason: LoginFailureReason = !studioOpen
@@ -95,19 +122,18 @@ export function loginAction(deps: AccountsDeps) {
             : account.sealedHash === null
               ? 'no_password'
               : 'wrong_password';
-        await Promise.all([
-          budgets.loginFailuresPerAccount.spend(accountKey),
-          budgets.loginFailuresPerAddress.spend(address),
-        ]);
         await recordFailure(failure(reason), account, ctx);
         throw new ApiError('unauthenticated', BAD_CREDENTIALS);
       }
+      await Promise.all([
+        budgets.loginAttemptsPerAccount.reset(accountKey),
+        budgets.loginAttemptsPerAddress.refund(limitKey),
+      ]);
       // Only someone who knows the password learns that the studio is paused.
       if (studio?.status === 'paused') {
         await recordFailure(failure('studio_paused'), account, ctx);
         throw new ApiError('studio_paused', `studio ${studio_id} is paused: nobody can sign in to it now`);
       }
-      await budgets.loginFailuresPerAccount.reset(accountKey);
       return signIn(deps, { accountId: accountId!, method: 'password', provider: null }, ctx);
     },
   });

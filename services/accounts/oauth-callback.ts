@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { loadAggregate } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
-import { type AccountsDeps, clientAddress } from './deps.ts';
+import { type AccountsDeps, clientLimitKey } from './deps.ts';
 import {
   callbackProblem,
   type OAuthFailureReason,
@@ -11,10 +11,11 @@ import {
   oauthFlowId,
   oauthStreamId,
 } from './oauth.ts';
-import { SIGNED_IN, sendPage, sendRedirect } from './page.ts';
+import { sendPage, sendRedirect, signedInPage } from './page.ts';
 import type { ProviderId } from './providers/types.ts';
 import { ProviderError } from './providers/types.ts';
 import { resolveAccount } from './resolve.ts';
+import { newSignInCode, signInCodeHash } from './sign-in-code.ts';
 
 /** The HTTP status and what the person reads, for each way a sign-in can fail. */
 const FAILURES: Record<OAuthFailureReason, { status: number; text: string }> = {
@@ -30,6 +31,7 @@ const FAILURES: Record<OAuthFailureReason, { status: number; text: string }> = {
     text: 'The sign-in provider could not be reached or refused this gateway.',
   },
   signup_closed: { status: 403, text: '' },
+  claim_refused: { status: 400, text: 'This sign-in has ended. Start signing in again.' },
   internal_error: { status: 500, text: 'Something went wrong on our side. Start signing in again.' },
 };
 
@@ -50,7 +52,9 @@ const query = z.record(z.string(), z.unknown());
  * `GET /v1/accounts/oauth/callback`: where the provider sends the browser back. Exchanges the code
  * (PKCE; OpenID: nonce and ID token checked), finds or creates the account, records the outcome,
  * and answers the browser with a page (or a redirect to the flow's allow-listed `redirect_to`).
- * Every failure is an OAuthFailed event and a page saying what happened; none is a 500.
+ * A completed sign-in shows this browser a one-time code (the page, or `code=` on the redirect):
+ * `oauth/result` hands the token only to whoever presents it with the state. Every failure is an
+ * OAuthFailed event and a page saying what happened; none is a 500.
  */
 export function oauthCallbackAction(deps: AccountsDeps) {
   const { gw } = deps;
@@ -60,7 +64,7 @@ export function oauthCallbackAction(deps: AccountsDeps) {
     flow: OAuthState,
     params: Record<string, unknown>,
     ctx: ActionContext,
-  ) {
+  ): Promise<string> {
     const now = new Date();
     const one = (name: string) => (typeof params[name] === 'string' ? (params[name] as string) : undefined);
 
@@ -112,6 +116,7 @@ export function oauthCallbackAction(deps: AccountsDeps) {
     const resolution = await resolveAccount(deps, flow, profile, ctx);
     if (resolution.kind === 'refused') throw new FlowFailure('signup_closed', resolution.message);
     const claimableUntil = new Date(now.getTime() + deps.settings().STUDIO_OAUTH_STATE_TTL_S * 1000);
+    const code = newSignInCode();
     try {
       await deps.run(
         oauthStreamId(flowId),
@@ -124,9 +129,11 @@ export function oauthCallbackAction(deps: AccountsDeps) {
           accountCreated: resolution.kind === 'created',
           receivedAt: now.toISOString(),
           claimableUntil: claimableUntil.toISOString(),
+          codeHash: signInCodeHash(gw.secrets, flowId, code),
         },
         ctx,
       );
+      return code;
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       // Refused: another callback of this flow ended it meanwhile, or it expired during the exchange.
@@ -153,7 +160,7 @@ export function oauthCallbackAction(deps: AccountsDeps) {
         });
         return;
       }
-      const address = clientAddress(ctx);
+      const address = clientLimitKey(ctx);
       const wait = await deps.budgets.oauthRejectionsPerAddress.waitMs(address);
       if (wait > 0) {
         res.setHeader('Retry-After', String(Math.ceil(wait / 1000)));
@@ -167,10 +174,11 @@ export function oauthCallbackAction(deps: AccountsDeps) {
 
       const flowId = oauthFlowId(state);
       const { state: flow } = await loadAggregate(gw.events, oauthStreamId(flowId), oauthDecider);
+      let code: string;
       try {
         const problem = callbackProblem(flow, new Date().toISOString());
         if (problem !== null) throw new FlowFailure(problem, FAILURES[problem].text);
-        await complete(flowId, flow, params, ctx);
+        code = await complete(flowId, flow, params, ctx);
       } catch (error) {
         let failure: FlowFailure;
         if (error instanceof FlowFailure) failure = error;
@@ -207,8 +215,9 @@ export function oauthCallbackAction(deps: AccountsDeps) {
         });
         return;
       }
-      if (flow.redirectTo !== null) sendRedirect(res, withParams(flow.redirectTo, { status: 'completed' }));
-      else sendPage(res, 200, SIGNED_IN);
+      if (flow.redirectTo !== null)
+        sendRedirect(res, withParams(flow.redirectTo, { status: 'completed', code }));
+      else sendPage(res, 200, signedInPage(code));
     },
   });
 }

@@ -1,17 +1,24 @@
 import { z } from 'zod';
+import type { AccountRecord } from '../../projections/accounts.ts';
 import { newId } from '../../shared/crypto.ts';
 import { loadAggregate } from '../../shared/decider.ts';
 import { ApiError, DomainError } from '../../shared/errors.ts';
+import { WrongExpectedRevision } from '../../shared/event-store/types.ts';
 import { defineAction } from '../../shared/http/action.ts';
 import type { AccountsDeps } from './deps.ts';
-import { oauthDecider, oauthFlowId, oauthStreamId, resultOf } from './oauth.ts';
+import { MAX_CODE_FAILURES, oauthDecider, oauthFlowId, oauthStreamId, resultOf } from './oauth.ts';
 import { signIn } from './sign-in.ts';
+import { signInCodeHash } from './sign-in-code.ts';
 
 /**
- * `GET /v1/accounts/oauth/result?state=`: how a sign-in went. The first poll after it completed
- * claims it (an OAuthResultClaimed event, appended against the flow's revision, so two pollers
- * cannot both win) and only then is the token issued and handed out: no token, not even a sealed
- * one, waits in the log for a poll that may never come.
+ * `GET /v1/accounts/oauth/result?state=&code=`: how a sign-in went. The state alone tells the
+ * status; the result of a completed sign-in needs the one-time code the callback showed the
+ * browser that signed in, so whoever started the flow (and so knows the state) gets nothing from a
+ * sign-in done in someone else's browser. The first poll with the right code claims it (an
+ * OAuthResultClaimed event, appended against the flow's revision, so two pollers cannot both win)
+ * and only then is the token issued and handed out: no token, not even a sealed one, waits in the
+ * log for a poll that may never come. Every code is compared inside the flow's decider, after the
+ * guesses before it were counted: the `MAX_CODE_FAILURES`-th wrong one ends the flow.
  */
 export function oauthResultAction(deps: AccountsDeps) {
   return defineAction({
@@ -20,8 +27,8 @@ export function oauthResultAction(deps: AccountsDeps) {
     method: 'GET',
     identities: [],
     summary: 'Poll an OAuth sign-in: pending, completed (the token, handed out once), failed or expired',
-    input: z.strictObject({ state: z.string().min(1).max(512) }),
-    handler: async ({ state }, ctx) => {
+    input: z.strictObject({ state: z.string().min(1).max(512), code: z.string().min(1).max(64).optional() }),
+    handler: async ({ state, code }, ctx) => {
       const flowId = oauthFlowId(state);
       const stream = oauthStreamId(flowId);
       const { state: flow } = await loadAggregate(deps.gw.events, stream, oauthDecider);
@@ -41,35 +48,56 @@ export function oauthResultAction(deps: AccountsDeps) {
         case 'completed':
           break;
       }
+      if (code === undefined) return { ...base, code_required: true };
       const account = deps.accounts().byId.get(flow.accountId!);
-      if (!result.claimable) return { ...base, account, claimed: true };
 
-      const studio = deps.studio(flow.studioId);
-      if (studio?.status === 'paused')
-        throw new ApiError(
-          'studio_paused',
-          `studio ${flow.studioId} is paused: nobody can sign in to it now`,
-        );
-      if (studio === undefined || studio.status === 'removed')
-        throw new ApiError('forbidden', `studio ${flow.studioId} was removed`);
-      if (account === undefined || account.status !== 'active')
-        throw new ApiError('forbidden', 'the account of this sign-in was removed');
+      if (!flow.claimed) refuseWhenClosed(deps, flow.studioId, account);
 
       const tokenId = newId('tok');
+      const codeHash = signInCodeHash(deps.gw.secrets, flowId, code);
       try {
-        await deps.run(stream, oauthDecider, { type: 'ClaimResult', flowId, tokenId, now }, ctx);
+        const { events, state: after } = await deps.run(
+          stream,
+          oauthDecider,
+          { type: 'ClaimResult', flowId, tokenId, now, codeHash },
+          ctx,
+        );
+        if (events[0]?.type === 'OAuthClaimRefused') {
+          const left = MAX_CODE_FAILURES - after.codeFailures;
+          throw new ApiError(
+            'forbidden',
+            left > 0
+              ? `wrong sign-in code (${left} more tries, then this sign-in ends)`
+              : 'wrong sign-in code: this sign-in has ended, start again',
+            { param: 'code' },
+          );
+        }
       } catch (error) {
-        // A concurrent poll claimed it first.
-        if (error instanceof DomainError && error.kind === 'conflict')
-          return { ...base, account, claimed: true };
-        throw error;
+        if (error instanceof WrongExpectedRevision)
+          throw new ApiError('conflict', 'too many polls of this sign-in at once; poll again');
+        if (!(error instanceof DomainError && error.kind === 'conflict')) throw error;
+        // The right code, and claimed before (by an earlier poll, or a concurrent one).
+        const { state: latest } = await loadAggregate(deps.gw.events, stream, oauthDecider);
+        if (latest.claimed) return { ...base, account, claimed: true };
+        throw new ApiError('conflict', 'this sign-in has no result to claim now; poll again');
       }
       const signed = await signIn(
         deps,
-        { accountId: account.id, method: 'oauth', provider: flow.provider, tokenId },
+        { accountId: flow.accountId!, method: 'oauth', provider: flow.provider, tokenId },
         ctx,
       );
       return { ...base, ...signed };
     },
   });
+}
+
+/** No token for a paused or removed studio, or a removed account. */
+function refuseWhenClosed(deps: AccountsDeps, studioId: string, account: AccountRecord | undefined): void {
+  const studio = deps.studio(studioId);
+  if (studio?.status === 'paused')
+    throw new ApiError('studio_paused', `studio ${studioId} is paused: nobody can sign in to it now`);
+  if (studio === undefined || studio.status === 'removed')
+    throw new ApiError('forbidden', `studio ${studioId} was removed`);
+  if (account === undefined || account.status !== 'active')
+    throw new ApiError('forbidden', 'the account of this sign-in was removed');
 }

@@ -1,11 +1,10 @@
-import type { Request } from 'express';
 import * as client from 'openid-client';
 import { z } from 'zod';
 import type { AccountsEnv } from '../../shared/config.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { defineAction } from '../../shared/http/action.ts';
 import { studioId } from './admin.ts';
-import { type AccountsDeps, clientAddress } from './deps.ts';
+import { type AccountsDeps, clientLimitKey } from './deps.ts';
 import { oauthDecider, oauthFlowId, oauthStreamId } from './oauth.ts';
 import { PROVIDER_IDS } from './providers/index.ts';
 import { ProviderError } from './providers/types.ts';
@@ -13,17 +12,26 @@ import { rateLimited } from './rate-limits.ts';
 
 export const CALLBACK_PATH = '/v1/accounts/oauth/callback';
 
-/** `STUDIO_PUBLIC_URL` + the callback path; without it, the gateway as this request reached it. */
-export function callbackUrl(settings: AccountsEnv, req: Request): string {
-  const base =
-    settings.STUDIO_PUBLIC_URL ?? `${req.protocol}://${req.get('host') ?? req.socket.localAddress}`;
+/**
+ * `STUDIO_PUBLIC_URL` + the callback path. Never the request's Host: a client could name any host
+ * there, and the provider would send the code to it (if the provider accepts that redirect URI).
+ * Without it OAuth is refused with a 503 naming the variable.
+ */
+export function callbackUrl(settings: AccountsEnv): string {
+  const base = settings.STUDIO_PUBLIC_URL;
+  if (base === undefined)
+    throw new ApiError(
+      'service_unavailable',
+      'OAuth sign-in needs STUDIO_PUBLIC_URL (the public URL of this gateway, where providers send the browser back); an admin must set it',
+    );
   return `${base.replace(/\/+$/, '')}${CALLBACK_PATH}`;
 }
 
 /**
  * `POST /v1/accounts/oauth/start`: a new sign-in flow (state, PKCE S256, and a nonce for OpenID
- * providers) → the URL to open in a browser. The state is returned once, to the caller, and is
- * the only way to the flow's result; the log keeps its hash and the sealed verifier and nonce.
+ * providers) → the URL to open in a browser. The state is returned once, to the caller; with the
+ * one-time code the callback shows the browser that signs in, it is the way to the flow's result.
+ * The log keeps its hash and the sealed verifier and nonce.
  */
 export function oauthStartAction(deps: AccountsDeps) {
   return defineAction({
@@ -51,6 +59,7 @@ export function oauthStartAction(deps: AccountsDeps) {
         );
       }
       const settings = deps.settings();
+      const redirectUri = callbackUrl(settings);
       if (
         redirect_to !== undefined &&
         !settings.STUDIO_OAUTH_REDIRECT_ALLOWLIST.includes(new URL(redirect_to).origin)
@@ -61,15 +70,12 @@ export function oauthStartAction(deps: AccountsDeps) {
           { param: 'redirect_to' },
         );
       }
-      const address = clientAddress(ctx);
-      const wait = await deps.budgets.oauthStartsPerAddress.waitMs(address);
+      const wait = await deps.budgets.oauthStartsPerAddress.reserve(clientLimitKey(ctx));
       if (wait > 0) throw rateLimited(wait, 'too many sign-ins started from this address');
-      await deps.budgets.oauthStartsPerAddress.spend(address);
 
       const state = client.randomState();
       const codeVerifier = client.randomPKCECodeVerifier();
       const nonce = client.randomNonce();
-      const redirectUri = callbackUrl(settings, ctx.req);
       let authorizationUrl: URL;
       try {
         authorizationUrl = await provider.authorizationUrl(deps.env, {

@@ -3,6 +3,7 @@ import { sha256Hex } from '../../shared/crypto.ts';
 import { deciderSpec } from '../../shared/decider-spec.ts';
 import {
   callbackProblem,
+  MAX_CODE_FAILURES,
   type OAuthCommand,
   type OAuthEvent,
   oauthDecider,
@@ -14,6 +15,7 @@ import {
 const spec = deciderSpec(oauthDecider);
 const flowId = 'f'.repeat(64);
 const T0 = '2030-01-01T00:00:00.000Z';
+const CODE_HASH = 'c'.repeat(64);
 const at = (minutes: number) => new Date(Date.parse(T0) + minutes * 60_000).toISOString();
 
 const start: OAuthCommand = {
@@ -36,6 +38,7 @@ const complete = (receivedAt: string): OAuthCommand => ({
   accountCreated: true,
   receivedAt,
   claimableUntil: at(15),
+  codeHash: CODE_HASH,
 });
 const completed: OAuthEvent = {
   type: 'OAuthCompleted',
@@ -47,6 +50,7 @@ const completed: OAuthEvent = {
     subject: 'alice',
     accountCreated: true,
     claimableUntil: at(15),
+    codeHash: CODE_HASH,
   },
 };
 const failed = (
@@ -64,7 +68,14 @@ const fail = (
   message: reason,
   providerError: null,
 });
-const claim = (now: string): OAuthCommand => ({ type: 'ClaimResult', flowId, tokenId: 'tok_1', now });
+const claim = (now: string, codeHash = CODE_HASH): OAuthCommand => ({
+  type: 'ClaimResult',
+  flowId,
+  tokenId: 'tok_1',
+  now,
+  codeHash,
+});
+const refused = (failures: number): OAuthEvent => ({ type: 'OAuthClaimRefused', data: { flowId, failures } });
 const claimed: OAuthEvent = {
   type: 'OAuthResultClaimed',
   data: { flowId, accountId: 'acc_1', tokenId: 'tok_1' },
@@ -165,6 +176,40 @@ describe('oauth flow decider', () => {
       .given([started, completed])
       .when(claim(at(15)))
       .thenFails('conflict', /expired/);
+  });
+
+  it('hands the result out only for the code the callback showed; wrong codes are counted, then end the flow', () => {
+    const wrong = 'd'.repeat(64);
+    spec
+      .given([started, completed])
+      .when(claim(at(12), wrong))
+      .thenEmits([refused(1)]);
+    spec
+      .given([started, completed, claimed])
+      .when(claim(at(12), wrong))
+      .thenEmits([refused(1)]);
+    const almost = Array.from({ length: MAX_CODE_FAILURES - 1 }, (_, i) => refused(i + 1));
+    spec
+      .given([started, completed, ...almost])
+      .when(claim(at(12)))
+      .thenEmits([claimed]);
+    spec
+      .given([started, completed, ...almost])
+      .when(claim(at(12), wrong))
+      .thenEmits([refused(MAX_CODE_FAILURES)]);
+    const ended = stateOf([started, completed, ...almost, refused(MAX_CODE_FAILURES)]);
+    expect(resultOf(ended, at(12))).toEqual({ status: 'failed', claimable: false });
+    expect(ended.failure?.reason).toBe('claim_refused');
+    spec
+      .given([started, completed, ...almost, refused(MAX_CODE_FAILURES)])
+      .when(claim(at(12)))
+      .thenFails('conflict', /failed/);
+    // Completed before codes existed: no code can claim it.
+    const { codeHash: _codeHash, ...withoutCode } = (completed as { data: Record<string, unknown> }).data;
+    spec
+      .given([started, { type: 'OAuthCompleted', data: withoutCode } as OAuthEvent])
+      .when(claim(at(12)))
+      .thenEmits([refused(1)]);
   });
 
   it('has nothing to claim before completion or after a failure', () => {

@@ -1,4 +1,4 @@
-import { sha256Hex } from '../../shared/crypto.ts';
+import { secretEquals, sha256Hex } from '../../shared/crypto.ts';
 import type { Decider } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { scrubCredentials } from '../../shared/scrub-credentials.ts';
@@ -24,7 +24,12 @@ export type OAuthFailureReason =
   | 'exchange_failed'
   /** Nobody has this identity in the studio, and sign-up is closed to it. */
   | 'signup_closed'
+  /** The sign-in code shown in the browser was entered wrong too many times: the result is gone. */
+  | 'claim_refused'
   | 'internal_error';
+
+/** Wrong sign-in codes a flow's result survives; the next one ends it. */
+export const MAX_CODE_FAILURES = 5;
 
 export type OAuthEvent =
   | {
@@ -52,13 +57,21 @@ export type OAuthEvent =
         accountCreated: boolean;
         /** Until when the result (a token, issued when claimed) can be claimed. */
         claimableUntil: string;
+        /**
+         * Keyed digest of the one-time code the callback showed the browser: the result is handed
+         * out only to whoever presents it. Absent in flows completed before codes existed (never
+         * claimable).
+         */
+        codeHash?: string;
       };
     }
   | {
       type: 'OAuthFailed';
       data: { flowId: string; reason: OAuthFailureReason; message: string; providerError: string | null };
     }
-  | { type: 'OAuthResultClaimed'; data: { flowId: string; accountId: string; tokenId: string } };
+  | { type: 'OAuthResultClaimed'; data: { flowId: string; accountId: string; tokenId: string } }
+  /** A claim with a wrong code; the `MAX_CODE_FAILURES`-th ends the flow. */
+  | { type: 'OAuthClaimRefused'; data: { flowId: string; failures: number } };
 
 export type OAuthCommand =
   | {
@@ -80,6 +93,7 @@ export type OAuthCommand =
       /** When the callback arrived: it must be before the state expired. */
       receivedAt: string;
       claimableUntil: string;
+      codeHash: string;
     }
   | {
       type: 'FailFlow';
@@ -88,7 +102,8 @@ export type OAuthCommand =
       message: string;
       providerError: string | null;
     }
-  | { type: 'ClaimResult'; flowId: string; tokenId: string; now: string };
+  /** `codeHash`: the digest of the code presented, compared here so that every guess is counted first. */
+  | { type: 'ClaimResult'; flowId: string; tokenId: string; now: string; codeHash: string };
 
 export interface OAuthState {
   status: 'none' | 'started' | 'completed' | 'failed';
@@ -101,6 +116,8 @@ export interface OAuthState {
   accountId: string | null;
   claimableUntil: string | null;
   claimed: boolean;
+  codeHash: string | null;
+  codeFailures: number;
   failure: { reason: OAuthFailureReason; message: string } | null;
 }
 
@@ -109,6 +126,7 @@ export const OAUTH_EVENT_TYPES = [
   'OAuthCompleted',
   'OAuthFailed',
   'OAuthResultClaimed',
+  'OAuthClaimRefused',
 ] as const satisfies readonly OAuthEvent['type'][];
 
 const before = (a: string, b: string) => Date.parse(a) < Date.parse(b);
@@ -163,7 +181,7 @@ function decide(command: OAuthCommand, state: OAuthState): OAuthEvent[] {
       if (state.status !== 'started') throw new DomainError('conflict', `flow ${flowId} has already ended`);
       if (!before(command.receivedAt, state.expiresAt))
         throw new DomainError('conflict', `flow ${flowId} expired at ${state.expiresAt}`);
-      const { accountId, subject, accountCreated, claimableUntil } = command;
+      const { accountId, subject, accountCreated, claimableUntil, codeHash } = command;
       return [
         {
           type: 'OAuthCompleted',
@@ -175,6 +193,7 @@ function decide(command: OAuthCommand, state: OAuthState): OAuthEvent[] {
             subject,
             accountCreated,
             claimableUntil,
+            codeHash,
           },
         },
       ];
@@ -189,6 +208,10 @@ function decide(command: OAuthCommand, state: OAuthState): OAuthEvent[] {
     case 'ClaimResult': {
       const result = resultOf(state, command.now);
       if (!result) throw new DomainError('not_found', `flow ${flowId} does not exist`);
+      if (result.status !== 'completed')
+        throw new DomainError('conflict', `flow ${flowId} has no result to claim (${result.status})`);
+      if (state.codeHash === null || !secretEquals(state.codeHash, command.codeHash))
+        return [{ type: 'OAuthClaimRefused', data: { flowId, failures: state.codeFailures + 1 } }];
       if (state.claimed)
         throw new DomainError('conflict', `the result of flow ${flowId} was already claimed`);
       if (!result.claimable)
@@ -219,6 +242,7 @@ function evolve(state: OAuthState, event: OAuthEvent): OAuthState {
         status: 'completed',
         accountId: event.data.accountId,
         claimableUntil: event.data.claimableUntil,
+        codeHash: event.data.codeHash ?? null,
       };
     case 'OAuthFailed':
       // The first end of a flow is its outcome; later failures record rejected replays.
@@ -230,6 +254,16 @@ function evolve(state: OAuthState, event: OAuthEvent): OAuthState {
       };
     case 'OAuthResultClaimed':
       return { ...state, claimed: true };
+    case 'OAuthClaimRefused': {
+      const codeFailures = event.data.failures;
+      if (codeFailures < MAX_CODE_FAILURES) return { ...state, codeFailures };
+      return {
+        ...state,
+        codeFailures,
+        status: 'failed',
+        failure: { reason: 'claim_refused', message: 'the sign-in code was entered wrong too many times' },
+      };
+    }
     default: {
       const unknown: never = event;
       throw new Error(`unknown event ${JSON.stringify(unknown)}`);
@@ -249,6 +283,8 @@ export const oauthDecider: Decider<OAuthCommand, OAuthEvent, OAuthState> = {
     accountId: null,
     claimableUntil: null,
     claimed: false,
+    codeHash: null,
+    codeFailures: 0,
     failure: null,
   }),
   decide,

@@ -6,7 +6,7 @@ const escapeHtml = (text: string) =>
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
   );
 
-function page(title: string, message: string, ok: boolean): string {
+function page(title: string, message: string, ok: boolean, code?: string): string {
   const color = ok ? '#1a7f37' : '#cf222e';
   return `<!doctype html>
 <html lang="en">
@@ -18,13 +18,14 @@ function page(title: string, message: string, ok: boolean): string {
 <style>
 body { font: 16px/1.5 system-ui, sans-serif; max-width: 32rem; margin: 15vh auto; padding: 0 1rem; color: #1f2328; }
 h1 { font-size: 1.4rem; color: ${color}; }
+.code { font: 600 2rem/1.2 ui-monospace, monospace; letter-spacing: 0.15em; user-select: all; }
 </style>
 </head>
 <body>
 <main>
 <h1>${escapeHtml(title)}</h1>
 <p>${escapeHtml(message)}</p>
-</main>
+${code === undefined ? '' : `<p class="code">${escapeHtml(code)}</p>\n<p>Never give this code to anyone else: whoever has it gets your sign-in.</p>\n`}</main>
 </body>
 </html>
 `;
@@ -37,7 +38,7 @@ h1 { font-size: 1.4rem; color: ${color}; }
 export function sendPage(
   res: Response,
   status: number,
-  { title, message, ok }: { title: string; message: string; ok: boolean },
+  { title, message, ok, code }: { title: string; message: string; ok: boolean; code?: string },
 ): void {
   res
     .status(status)
@@ -49,7 +50,7 @@ export function sendPage(
       'X-Frame-Options': 'DENY',
       'X-Content-Type-Options': 'nosniff',
     })
-    .send(page(title, message, ok));
+    .send(page(title, message, ok, code));
 }
 
 /** Sends the browser on to `location` (an allow-listed `redirect_to`), with no Referer either. */
@@ -60,8 +61,13 @@ export function sendRedirect(res: Response, location: string): void {
     .end();
 }
 
-export const SIGNED_IN = {
-  title: 'Signed in',
-  message: 'You are signed in to Studio. You can close this window and go back to where you started.',
-  ok: true,
-} as const;
+/** The page of a completed sign-in: the one-time code to enter where the sign-in was started. */
+export function signedInPage(code: string) {
+  return {
+    title: 'Signed in',
+    message:
+      'You are signed in to Studio. To finish, enter this code in the app where you started signing in, then close this window.',
+    ok: true,
+    code,
+  };
+}

@@ -4,6 +4,7 @@ import type { SecretBox } from '../../shared/crypto.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
 import type { Leadership, SingletonTask } from '../../shared/leadership.ts';
 import type { Logger } from '../../shared/logger.ts';
+import type { CounterStore } from '../../shared/rate-limit/counters.ts';
 
 /** What the gateway's services share: the log, the read models kept in memory, the secret box. */
 export interface GatewayContext {
@@ -11,6 +12,8 @@ export interface GatewayContext {
   checkpoints: CheckpointStore;
   projections: ProjectionRunner;
   secrets: SecretBox;
+  /** Rate-limit counters: in PostgreSQL when the log is there (shared by every gateway), else memory. */
+  counters: CounterStore;
   logger: Logger;
   /** Environment of the process, for env variables not set in the store. */
   processEnv: NodeJS.ProcessEnv;

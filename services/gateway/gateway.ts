@@ -11,6 +11,7 @@ import { ActionRegistry } from '../../shared/http/registry.ts';
 import { type Listening, listen } from '../../shared/http/server.ts';
 import { runAlone, runAsLeader } from '../../shared/leadership.ts';
 import { createLogger, type Logger } from '../../shared/logger.ts';
+import { type CounterStore, openCounters } from '../../shared/rate-limit/counters.ts';
 import { accountsService } from '../accounts/actions.ts';
 import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/service.ts';
 import { auditService } from '../audit/actions.ts';
@@ -51,6 +52,7 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
   const { config } = options;
   const logger = options.logger ?? createLogger(config.logLevel);
   const lock = config.eventStore === 'pglite' ? await lockDataDir(config.dataDir) : undefined;
+  let counters: CounterStore | undefined;
   try {
     const keys = await loadKeys(config);
     const store = await openStore({
@@ -59,6 +61,7 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
       databaseUrl: config.databaseUrl,
       hooks: options.storeHooks,
     });
+    counters = await openCounters(config);
     const projections = new ProjectionRunner(store.events, store.checkpoints, GATEWAY_PROJECTIONS, logger);
     await projections.start();
     const ctx: GatewayContext = {
@@ -66,6 +69,7 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
       checkpoints: store.checkpoints,
       projections,
       secrets: keys.secrets,
+      counters,
       logger,
       processEnv: options.processEnv ?? process.env,
       singleton: (name, task) =>
@@ -81,10 +85,12 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
       close: async () => {
         await projections.stop();
         await store.close();
+        await ctx.counters.close();
         await lock?.release();
       },
     };
   } catch (error) {
+    await counters?.close();
     await lock?.release();
     throw error;
   }

@@ -4,8 +4,9 @@ import type { MessageView, SessionView } from '../../projections/sessions.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
 import { readJsonBody } from '../../shared/http/app.ts';
+import { clientKeyOf } from '../../shared/http/client-key.ts';
 import { validationError } from '../../shared/http/errors.ts';
-import { clientKeyOf, type OpenStreamLimit } from '../../shared/http/open-streams.ts';
+import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import {
   type Attachment,
   AttachmentSchema,

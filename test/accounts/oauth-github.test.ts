@@ -6,7 +6,7 @@ import { sha256Hex } from '../../shared/crypto.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { adminOk, auditLog, createStudio, secretsIn } from './support/accounts.ts';
 import { Browser } from './support/browser.ts';
-import { CALLBACK_PATH, isCallback } from './support/flow.ts';
+import { CALLBACK_PATH, isCallback, shownSignInCode } from './support/flow.ts';
 import { type GithubMock, type GithubPerson, startGithubMock } from './support/github-mock.ts';
 
 // Sign-in with GitHub (plain OAuth 2 and its REST API) against a GitHub-shaped server on loopback,
@@ -47,13 +47,27 @@ async function atGithub(authorizationUrl: string): Promise<URL> {
   return back.url;
 }
 
+/** The one-time code each completed callback showed, by state. */
+const codes = new Map<string, string>();
+
 async function openCallback(url: URL) {
   const res = await fetch(url, { redirect: 'manual' });
-  return { status: res.status, body: await res.text() };
+  const page = { status: res.status, body: await res.text() };
+  const code = shownSignInCode(page);
+  const state = url.searchParams.get('state');
+  if (code && state) {
+    codes.set(state, code);
+    seen[`signin-code${Object.keys(seen).length}`] = code;
+  }
+  return page;
 }
 
 async function result(state: string) {
-  const res = await gw.api('GET', `/v1/accounts/oauth/result?state=${encodeURIComponent(state)}`);
+  const code = codes.get(state);
+  const res = await gw.api(
+    'GET',
+    `/v1/accounts/oauth/result?state=${encodeURIComponent(state)}${code ? `&code=${code}` : ''}`,
+  );
   if (res.json?.user_token) seen[`token${Object.keys(seen).length}`] = res.json.user_token;
   return res;
 }
@@ -70,6 +84,7 @@ beforeAll(async () => {
     logLevel: 'trace',
     processEnv: { ...github.env(), STUDIO_OAUTH_SIGNUP: 'open' },
   });
+  await adminOk(gw, 'POST', '/v1/env/upsert', { key: 'STUDIO_PUBLIC_URL', value: gw.url });
   await createStudio(gw, studio);
 });
 

@@ -1,11 +1,19 @@
+import { request as httpRequest } from 'node:http';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GOOGLE_ISSUER, googleProvider } from '../../services/accounts/providers/google.ts';
 import { sha256Hex } from '../../shared/crypto.ts';
-import { expectApiError, sleep, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import {
+  type ApiResponse,
+  expectApiError,
+  jsonOrUndefined,
+  sleep,
+  startTestGateway,
+  type TestGateway,
+} from '../support/gateway.ts';
 import { adminOk, auditLog, createStudio, secretsIn } from './support/accounts.ts';
 import { Browser } from './support/browser.ts';
-import { CALLBACK_PATH, cancelAtProvider, signInAtProvider } from './support/flow.ts';
+import { CALLBACK_PATH, cancelAtProvider, shownSignInCode, signInAtProvider } from './support/flow.ts';
 import { closeAgents, fromAddress, getFrom } from './support/from-address.ts';
 import { type Person, startOidcProvider, type TestOidcProvider } from './support/oidc.ts';
 
@@ -47,17 +55,61 @@ async function atProvider(authorizationUrl: string, person: Person): Promise<URL
   return callback;
 }
 
+/** The one-time code each completed callback showed its browser, by state. */
+const codes = new Map<string, string>();
+
 /** What the browser shows for the callback: the gateway's page (or its redirect). */
 async function openCallback(url: URL | string) {
   const res = await fetch(url, { redirect: 'manual', headers: { accept: 'text/html' } });
-  return { status: res.status, headers: res.headers, body: await res.text() };
+  const page = { status: res.status, headers: res.headers, body: await res.text() };
+  const code = shownSignInCode(page);
+  const state = new URL(url).searchParams.get('state');
+  if (code && state) {
+    codes.set(state, code);
+    remember('signin-code', code);
+  }
+  return page;
 }
 
-async function result(state: string) {
-  const res = await gw.api('GET', `/v1/accounts/oauth/result?state=${encodeURIComponent(state)}`);
+/** Polls as the client that started the flow, with the code its person's browser was shown (if any). */
+async function result(state: string, code: string | null = codes.get(state) ?? null) {
+  const query = `state=${encodeURIComponent(state)}${code === null ? '' : `&code=${encodeURIComponent(code)}`}`;
+  const res = await gw.api('GET', `/v1/accounts/oauth/result?${query}`);
   if (res.json?.user_token) remember('token', res.json.user_token);
   return res;
 }
+
+/** A JSON POST whose Host header names `host` (fetch does not let a caller set Host). */
+function postWithHost(url: string, host: string, body: unknown) {
+  return new Promise<Pick<ApiResponse, 'status' | 'text' | 'json'>>((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: { host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, json: jsonOrUndefined(text) }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** What a poll with the state but no code sees of a completed sign-in. */
+const COMPLETED_WITHOUT_CODE = {
+  status: 'completed',
+  provider: 'oidc',
+  studio_id: studio,
+  code_required: true,
+};
 
 async function flowEvents(state: string) {
   const res = await adminOk(gw, 'GET', `/v1/audit/events?stream=oauth-${sha256Hex(state)}&limit=100`);
@@ -79,6 +131,7 @@ beforeAll(async () => {
     redirectUris: [`${gw.url}${CALLBACK_PATH}`, `${PUBLIC_URL}${CALLBACK_PATH}`],
   });
   // Configured at run time, through the env store: no restart.
+  await setEnv('STUDIO_PUBLIC_URL', gw.url);
   await setEnv('STUDIO_OIDC_ISSUER', idp.issuer);
   await setEnv('STUDIO_OIDC_CLIENT_ID', idp.clientId);
   await setEnv('STUDIO_OIDC_CLIENT_SECRET', idp.clientSecret);
@@ -157,17 +210,42 @@ describe('configuration', () => {
     );
   });
 
-  it('STUDIO_PUBLIC_URL builds the callback URL the provider is given', async () => {
+  it('STUDIO_PUBLIC_URL builds the callback URL the provider is given, whatever Host the request names', async () => {
     expect(new URL((await start()).authorization_url).searchParams.get('redirect_uri')).toBe(
       `${gw.url}${CALLBACK_PATH}`,
     );
     await setEnv('STUDIO_PUBLIC_URL', `${PUBLIC_URL}/`);
     try {
-      expect(new URL((await start()).authorization_url).searchParams.get('redirect_uri')).toBe(
+      const spoofed = await postWithHost(`${gw.url}/v1/accounts/oauth/start`, 'evil.example', {
+        provider: 'oidc',
+        studio_id: studio,
+      });
+      expect(spoofed.status, spoofed.text).toBe(200);
+      expect(new URL(spoofed.json.authorization_url).searchParams.get('redirect_uri')).toBe(
         `${PUBLIC_URL}${CALLBACK_PATH}`,
       );
+      expect(spoofed.text).not.toContain('evil.example');
     } finally {
-      await setEnv('STUDIO_PUBLIC_URL', undefined);
+      await setEnv('STUDIO_PUBLIC_URL', gw.url);
+    }
+  });
+
+  it('without STUDIO_PUBLIC_URL, OAuth is refused with a 503 naming it (never the Host header)', async () => {
+    await setEnv('STUDIO_PUBLIC_URL', undefined);
+    try {
+      const res = await postWithHost(`${gw.url}/v1/accounts/oauth/start`, 'evil.example', {
+        provider: 'oidc',
+        studio_id: studio,
+      });
+      expect(res.status, res.text).toBe(503);
+      expect(res.json.error.code).toBe('service_unavailable');
+      expect(res.json.error.message).toContain('STUDIO_PUBLIC_URL');
+      const plain = await gw.api('POST', '/v1/accounts/oauth/start', {
+        body: { provider: 'oidc', studio_id: studio },
+      });
+      expect(expectApiError(plain, 503, 'service_unavailable').message).toContain('STUDIO_PUBLIC_URL');
+    } finally {
+      await setEnv('STUDIO_PUBLIC_URL', gw.url);
     }
   });
 });
@@ -212,6 +290,11 @@ describe('the whole flow', () => {
     expect(page.headers.get('cache-control')).toBe('no-store');
     expect(page.body).toContain('Signed in');
     expect(page.body).toContain('close this window');
+    const code = shownSignInCode(page);
+    expect(code).toMatch(/^[A-HJ-NP-Z2-9]{4}-[A-HJ-NP-Z2-9]{4}$/);
+
+    // The state alone says the sign-in completed, and no more: the result needs the code too.
+    expect((await result(started.state, null)).json).toEqual(COMPLETED_WITHOUT_CODE);
 
     const done = await result(started.state);
     expect(done.status, done.text).toBe(200);
@@ -310,6 +393,63 @@ describe('the whole flow', () => {
     const events = await flowEvents(first.state);
     expect(events.at(-1)).toMatchObject({ type: 'OAuthFailed', data: { reason: 'state_replayed' } });
     expect((await result(first.state)).json).toMatchObject({ status: 'completed', claimed: true });
+  });
+});
+
+describe('the result goes only to whoever has the code shown in the browser that signed in', () => {
+  it('an attacker starts a flow and a member signs in with its link: polling with the state yields no token', async () => {
+    const attacker = await start();
+    // The member opens the genuine provider link in their own browser and signs in.
+    const page = await openCallback(await atProvider(attacker.authorization_url, 'alice'));
+    expect(page.status).toBe(200);
+    const code = shownSignInCode(page)!;
+    expect(page.body).toContain('Never give this code to anyone else');
+    // The attacker polls with the state it holds: it learns that the sign-in completed, nothing more.
+    expect((await result(attacker.state, null)).json).toEqual(COMPLETED_WITHOUT_CODE);
+    // Guessing: every guess is counted, and the fifth wrong one ends the flow.
+    for (let left = 4; left >= 1; left--) {
+      const wrong = expectApiError(await result(attacker.state, 'AAAA-AAAA'), 403, 'forbidden');
+      expect(wrong.param).toBe('code');
+      expect(wrong.message).toContain(`${left} more tries`);
+    }
+    expect(expectApiError(await result(attacker.state, 'BBBB-BBBB'), 403, 'forbidden').message).toMatch(
+      /ended/,
+    );
+    const after = await result(attacker.state, code);
+    expect(after.json).toMatchObject({ status: 'failed', error: { code: 'claim_refused' } });
+    expect(after.json.user_token).toBeUndefined();
+    expect(after.json.account).toBeUndefined();
+    const types = (await flowEvents(attacker.state)).map((e) => e.type);
+    expect(types).not.toContain('OAuthResultClaimed');
+    expect(types.filter((t) => t === 'OAuthClaimRefused')).toHaveLength(5);
+  });
+
+  it('parallel guesses are each counted before they are judged: 40 at once, at most 5 judged, no token', async () => {
+    const started = await start();
+    expect((await openCallback(await atProvider(started.authorization_url, 'alice'))).status).toBe(200);
+    const guesses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        result(started.state, `ZZZZ-${String(1000 + i).replace(/[01]/g, 'Z')}`),
+      ),
+    );
+    expect(guesses.every((g) => g.json?.user_token === undefined)).toBe(true);
+    expect(
+      guesses.filter((g) => g.status === 403 && g.json.error.param === 'code').length,
+    ).toBeLessThanOrEqual(5);
+    const types = (await flowEvents(started.state)).map((e) => e.type);
+    expect(types.filter((t) => t === 'OAuthClaimRefused')).toHaveLength(5);
+    expect((await result(started.state)).json).toMatchObject({
+      status: 'failed',
+      error: { code: 'claim_refused' },
+    });
+  });
+
+  it('the code is read without case, spaces or its dash', async () => {
+    const started = await start();
+    const code = shownSignInCode(await openCallback(await atProvider(started.authorization_url, 'alice')))!;
+    const typed = ` ${code.replace('-', ' ').toLowerCase()} `;
+    const done = await result(started.state, typed);
+    expect(done.json).toMatchObject({ status: 'completed', user_token: expect.stringMatching(/^stk_/) });
   });
 });
 
@@ -534,8 +674,16 @@ describe('accounts and sign-up', () => {
     const started = await start({ redirectTo: 'http://127.0.0.1:9/signed-in?from=cli' });
     const page = await openCallback(await atProvider(started.authorization_url, 'alice'));
     expect(page.status).toBe(302);
-    expect(page.headers.get('location')).toBe('http://127.0.0.1:9/signed-in?from=cli&status=completed');
-    expect((await result(started.state)).json.status).toBe('completed');
+    const location = new URL(page.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe('http://127.0.0.1:9/signed-in');
+    expect(Object.fromEntries(location.searchParams)).toEqual({
+      from: 'cli',
+      status: 'completed',
+      code: expect.stringMatching(/^[A-HJ-NP-Z2-9]{4}-[A-HJ-NP-Z2-9]{4}$/),
+    });
+    // The app at redirect_to (in the browser that signed in) claims the result with it.
+    const claimed = await result(started.state, location.searchParams.get('code'));
+    expect(claimed.json).toMatchObject({ status: 'completed', user_token: expect.stringMatching(/^stk_/) });
 
     const cancelled = await start({ redirectTo: 'http://127.0.0.1:9/signed-in' });
     const back = await openCallback(await cancelAtProvider(new Browser(), cancelled.authorization_url));

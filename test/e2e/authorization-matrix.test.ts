@@ -116,7 +116,12 @@ async function githubSignIn(fx: Fixture): Promise<void> {
       emails: [{ email: 'matrix@example.com', primary: true, verified: true }],
     });
     const mock = await githubMock;
-    for (const [key, value] of Object.entries({ ...mock.env(), STUDIO_OAUTH_SIGNUP: 'open' })) {
+    const env = {
+      ...mock.env(),
+      STUDIO_OAUTH_SIGNUP: 'open',
+      STUDIO_PUBLIC_URL: fx.gw.url,
+    };
+    for (const [key, value] of Object.entries(env)) {
       await fx.admin('POST', '/v1/env/upsert', { key, value });
     }
   }

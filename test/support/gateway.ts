@@ -21,6 +21,8 @@ export interface TestGatewayOptions {
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Upstream client and providers of the `ai` service (e.g. pointing at mock upstreams). */
   ai?: GatewayOptions['ai'];
+  /** STUDIO_MASTER_KEY (64 hex): gateways sharing one database must share it. Default: a random one. */
+  masterKey?: string;
 }
 
 export interface ApiRequest {
@@ -76,7 +78,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const ownDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), `studio-e2e-${options.store}-`)));
   const adminKey = `adm_${randomBytes(32).toString('base64url')}`;
-  const masterKey = randomBytes(32).toString('hex');
+  const masterKey = options.masterKey ?? randomBytes(32).toString('hex');
   const config = loadConfig({
     STUDIO_EVENT_STORE: options.store,
     STUDIO_DATA_DIR: dataDir,

@@ -35,3 +35,11 @@ export async function cancelAtProvider(browser: Browser, authorizationUrl: strin
     throw new Error(`the provider did not send the browser back: ${back.status} ${back.body.slice(0, 200)}`);
   return back.url;
 }
+
+/** The one-time sign-in code a completed callback showed the browser: on its page, or `code=` on its redirect. */
+export function shownSignInCode(page: { body: string; headers?: Headers }): string | undefined {
+  const onPage = /<p class="code">([A-Z0-9-]+)<\/p>/.exec(page.body)?.[1];
+  if (onPage) return onPage;
+  const location = page.headers?.get('location');
+  return location ? (new URL(location).searchParams.get('code') ?? undefined) : undefined;
+}

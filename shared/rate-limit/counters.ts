@@ -1,0 +1,80 @@
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
+
+/** A fixed-window counter per key: `points` per `durationS` seconds. */
+export interface CounterOptions {
+  name: string;
+  points: number;
+  durationS: number;
+}
+
+/**
+ * Where rate-limit counters live. In memory they are this process's; in PostgreSQL every gateway
+ * on the database counts against the same numbers, so N gateways do not allow N times as much.
+ */
+export interface CounterStore {
+  readonly kind: 'memory' | 'postgres';
+  limiter(options: CounterOptions): RateLimiterAbstract;
+  close(): Promise<void>;
+}
+
+export function memoryCounters(): CounterStore {
+  return {
+    kind: 'memory',
+    limiter: ({ name, points, durationS }) =>
+      new RateLimiterMemory({ keyPrefix: name, points, duration: durationS }),
+    close: async () => undefined,
+  };
+}
+
+export const COUNTERS_TABLE = 'studio_rate_limits';
+
+/** Counters in one table of the database (created if missing), through a small pool of their own. */
+export async function postgresCounters(connectionString: string): Promise<CounterStore> {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString, max: 4 });
+  pool.on('error', () => undefined); // an idle client's error surfaces on its next use
+  try {
+    await pool.query(
+      `CREATE TABLE IF NOT EXISTS ${COUNTERS_TABLE} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
+    );
+  } catch (error) {
+    // Two processes creating it at once: the loser sees a duplicate type, and the table is there.
+    if ((error as { code?: string }).code !== '23505') {
+      await pool.end();
+      throw error;
+    }
+  }
+  // Rows of keys that were never seen again; an hour after they expired they go.
+  const sweep = () =>
+    pool
+      .query(`DELETE FROM ${COUNTERS_TABLE} WHERE expire < $1`, [Date.now() - 3_600_000])
+      .catch(() => undefined);
+  const sweeper = setInterval(sweep, 15 * 60_000).unref();
+  void sweep();
+  return {
+    kind: 'postgres',
+    limiter({ name, points, durationS }) {
+      return new RateLimiterPostgres({
+        storeClient: pool,
+        storeType: 'pool',
+        tableName: COUNTERS_TABLE,
+        tableCreated: true,
+        clearExpiredByTimeout: false,
+        keyPrefix: name,
+        points,
+        duration: durationS,
+      });
+    },
+    async close() {
+      clearInterval(sweeper);
+      await pool.end();
+    },
+  };
+}
+
+/** PostgreSQL when the gateway keeps its state there (shared by its processes), else memory. */
+export function openCounters(options: { eventStore: string; databaseUrl?: string }): Promise<CounterStore> {
+  const shared =
+    (options.eventStore === 'postgres' || options.eventStore === 'kurrentdb') && options.databaseUrl;
+  return shared ? postgresCounters(options.databaseUrl!) : Promise.resolve(memoryCounters());
+}
