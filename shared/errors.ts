@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   internal_error: 500,
   upstream_error: 502,
+  upstream_not_allowed: 502,
+  overloaded: 503,
   upstream_timeout: 504,
 } as const;
 
@@ -40,6 +42,7 @@ const ERROR_TYPE: Record<number, string> = {
   431: 'invalid_request_error',
   500: 'api_error',
   502: 'api_error',
+  503: 'api_error',
   504: 'api_error',
 };
 
@@ -77,6 +80,11 @@ export class ApiError extends Error {
       },
     };
   }
+}
+
+/** 503 `overloaded`: the gateway is at a bound it keeps for everyone's sake; the client may retry soon. */
+export function overloaded(message: string, retryAfterSeconds = 2): ApiError {
+  return new ApiError('overloaded', message, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 }
 
 /** A rule of the domain was broken; decided by pure code that knows nothing of HTTP. */

@@ -75,7 +75,7 @@ export class JobWorker {
       return fail(`model ${job.model} cannot be called any more`);
     }
     const { provider, model } = entry;
-    const ctx = { env: this.env, signal };
+    const ctx = { env: this.env, signal, tenant: job.studio_id };
     try {
       let progress: VideoProgress;
       if (job.status === 'queued' || job.upstream_id === null) {

@@ -1,6 +1,6 @@
 import { ApiError } from '../../../shared/errors.ts';
 import type { ChatChunk } from '../chat/wire.ts';
-import { scrub, type UpstreamClient } from '../upstream.ts';
+import { type UpstreamClient, upstreamMessage } from '../upstream.ts';
 import {
   type AnthropicResponse,
   fromAnthropic,
@@ -46,6 +46,8 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
       body: JSON.stringify(body),
       signal: ctx.signal,
       secrets: [apiKey],
+      tenant: ctx.tenant,
+      baseUrlVariable: 'ANTHROPIC_BASE_URL',
     });
   };
 
@@ -80,7 +82,7 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
           const type = event ?? String(data.type);
           const failure =
             errorMessageOf(data) ?? (type === 'error' ? 'the upstream failed mid-answer' : undefined);
-          if (failure !== undefined) throw new ApiError('upstream_error', scrub(failure, secrets));
+          if (failure !== undefined) throw new ApiError('upstream_error', upstreamMessage(failure, secrets));
           yield* translate(type, data);
           if (type === 'message_stop') return;
         }
