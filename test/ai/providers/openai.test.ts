@@ -396,6 +396,37 @@ describe('openai: media', () => {
       headers: { authorization: `Bearer ${pg.token}` },
     });
     expect(Buffer.from(await download.arrayBuffer())).toEqual(content);
+    expect(download.headers.get('content-type')).toBe('video/mp4');
+    expect(download.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(download.headers.get('content-disposition')).toBe(`attachment; filename="${job.id}.mp4"`);
+  });
+
+  it('video: content the upstream calls text/html is served as an octet-stream attachment, never as a page', async () => {
+    const page = Buffer.from('<html><script>fetch("/v1/studios/list")</script></html>');
+    mock.reply((req, res) => {
+      if (req.method === 'POST' && req.path === '/v1/videos')
+        return sendJson(res, 200, { id: 'video_3', object: 'video', status: 'completed', progress: 100 });
+      if (req.method === 'GET' && req.path === '/v1/videos/video_3/content') {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        return res.end(page);
+      }
+      sendJson(res, 404, openAiWire.error('no such route'));
+    });
+    const started = await pg.post('/v1/ai/video', { model: 'openai/sora-2', prompt: 'a page' });
+    const job = await waitForJob(
+      pg,
+      started.json.job.id,
+      (j) => j.status !== 'queued' && j.status !== 'running',
+    );
+    expect(job).toMatchObject({ status: 'completed', result: { mime_type: 'application/octet-stream' } });
+
+    const download = await fetch(`${pg.gw.url}${job.result.content_url}`, {
+      headers: { authorization: `Bearer ${pg.token}` },
+    });
+    expect(Buffer.from(await download.arrayBuffer())).toEqual(page);
+    expect(download.headers.get('content-type')).toBe('application/octet-stream');
+    expect(download.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(download.headers.get('content-disposition')).toBe(`attachment; filename="${job.id}.bin"`);
   });
 
   it('video: an upstream failure fails the job with its message', async () => {
