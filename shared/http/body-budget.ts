@@ -31,6 +31,7 @@ export class LargeBodyBudget {
       res.setHeader('Connection', 'close');
       throw overloaded('too many large request bodies are being handled at once: retry shortly');
     }
+    if (res.closed) return; // its client has gone: no \`close\` is left to come and give the room back
     this.#inFlight += bytes;
     res.once('close', () => {
       this.#inFlight -= bytes;
