@@ -82,6 +82,23 @@ const EnvSchema = z.object({
     blankToUndefined,
     z.coerce.number().int().min(1).max(1_000_000).default(256),
   ),
+  /** Bytes of request bodies over 1 MiB being received and handled at once, over all clients. */
+  STUDIO_LARGE_BODIES_BUDGET_BYTES: z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(1024 * 1024)
+      .default(256 * 1024 * 1024),
+  ),
+  /** Lets AI base URLs lead to link-local and cloud metadata addresses (refused by default). */
+  STUDIO_ALLOW_PRIVATE_UPSTREAMS: z.preprocess(
+    blankToUndefined,
+    z
+      .enum(['true', 'false', '1', '0'], 'STUDIO_ALLOW_PRIVATE_UPSTREAMS is true or false')
+      .default('false')
+      .transform((value) => value === 'true' || value === '1'),
+  ),
   STUDIO_WORKSPACE: optionalString,
   STUDIO_MCP_CONFIG: optionalString,
   STUDIO_PLUGINS_DISABLED: optionalString,
@@ -196,6 +213,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     maxQueuedTurns: e.STUDIO_MAX_QUEUED_TURNS,
     sseHeartbeatMs: e.STUDIO_SSE_HEARTBEAT_MS,
     maxStreamsPerClient: e.STUDIO_MAX_STREAMS_PER_CLIENT,
+    largeBodiesBudgetBytes: e.STUDIO_LARGE_BODIES_BUDGET_BYTES,
+    allowPrivateUpstreams: e.STUDIO_ALLOW_PRIVATE_UPSTREAMS,
     workspace: resolve(e.STUDIO_WORKSPACE ?? `${e.STUDIO_DATA_DIR}/workspace`),
     mcpConfig: resolve(e.STUDIO_MCP_CONFIG ?? `${e.STUDIO_DATA_DIR}/mcp.json`),
     pluginsDisabled: (e.STUDIO_PLUGINS_DISABLED ?? '')

@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   upstream_error: 502,
   /** Busy (a bounded queue is full) or not configured for this request: try later, or ask an admin. */
   service_unavailable: 503,
+  upstream_not_allowed: 502,
+  overloaded: 503,
   upstream_timeout: 504,
 } as const;
 
@@ -42,6 +44,7 @@ const ERROR_TYPE: Record<number, string> = {
   431: 'invalid_request_error',
   500: 'api_error',
   502: 'api_error',
+  503: 'api_error',
   504: 'api_error',
 };
 
@@ -79,6 +82,11 @@ export class ApiError extends Error {
       },
     };
   }
+}
+
+/** 503 `overloaded`: the gateway is at a bound it keeps for everyone's sake; the client may retry soon. */
+export function overloaded(message: string, retryAfterSeconds = 2): ApiError {
+  return new ApiError('overloaded', message, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 }
 
 /** A rule of the domain was broken; decided by pure code that knows nothing of HTTP. */

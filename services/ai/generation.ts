@@ -1,5 +1,6 @@
 import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
+import { tenantOf } from './call-context.ts';
 import type { Modality } from './providers/types.ts';
 import type { UsageRecorder } from './usage/recorder.ts';
 
@@ -18,7 +19,7 @@ export class GenerationMeter {
   #data(inputTokens: number, outputTokens: number, status: number) {
     const identity = this.ctx.identity;
     return {
-      studioId: identity.kind === 'user' ? identity.studioId : 'admin',
+      studioId: tenantOf(identity),
       tokenId: identity.kind === 'user' ? identity.tokenId : null,
       requestId: this.ctx.requestId,
       model: this.model,

@@ -12,12 +12,14 @@ import type { AiDeps } from './deps.ts';
 import { JobWorker } from './jobs/worker.ts';
 import { builtinProviders } from './providers/index.ts';
 import type { Provider } from './providers/types.ts';
-import { UpstreamClient } from './upstream.ts';
+import { DEFAULT_UPSTREAM_OPTIONS, UpstreamClient } from './upstream.ts';
 import { UsageRecorder } from './usage/recorder.ts';
 
 export interface AiModuleOptions {
   dataDir: string;
   upstream?: UpstreamClient;
+  /** For the default upstream client: let base URLs lead to link-local and metadata addresses. */
+  allowPrivateUpstreams?: boolean;
   providers?: (upstream: UpstreamClient) => Provider[];
   /** How often running video jobs are polled at their upstream (default 5 s). */
   jobPollMs?: number;
@@ -25,7 +27,12 @@ export interface AiModuleOptions {
 
 /** The `ai` service: catalog, generation in every modality, chat completions, jobs, usage. */
 export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
-  const upstream = options.upstream ?? new UpstreamClient();
+  const upstream =
+    options.upstream ??
+    new UpstreamClient({
+      ...DEFAULT_UPSTREAM_OPTIONS,
+      allowPrivateUpstreams: options.allowPrivateUpstreams ?? false,
+    });
   const providers = (options.providers ?? builtinProviders)(upstream);
   const env = new EnvReader(gw);
   const catalog = new Catalog(providers, env);

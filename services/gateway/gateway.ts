@@ -135,13 +135,18 @@ export function buildRegistry(ctx: GatewayContext, ai: AiModule): ActionRegistry
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const opened = await openGatewayContext(options);
   const { ctx } = opened;
-  const ai = createAiModule(ctx, { dataDir: options.config.dataDir, ...options.ai });
+  const ai = createAiModule(ctx, {
+    dataDir: options.config.dataDir,
+    allowPrivateUpstreams: options.config.allowPrivateUpstreams,
+    ...options.ai,
+  });
   const registry = buildRegistry(ctx, ai);
   const forwarder = gatewayForwarder(options.config, ctx); // KAFKA_BROKERS set: the Kafka forwarder
   const app = createHttpApp({
     registry,
     authenticator: new Authenticator(opened.adminKey, tokenLookup(ctx)),
     logger: ctx.logger,
+    largeBodiesBudgetBytes: options.config.largeBodiesBudgetBytes,
     health: async () => ({ ...(await health(ctx)), ...(await forwarderHealth(forwarder)) }),
   });
   const { host, port } = options.config.gateway;

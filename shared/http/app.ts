@@ -3,11 +3,13 @@ import express, { type Express, type Request, type RequestHandler, type Response
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ActionContext, AnyAction } from './action.ts';
+import { LargeBodyBudget, SMALL_BODY_BYTES } from './body-budget.ts';
 import { errorMiddleware, sendError, validationError } from './errors.ts';
 import { type Authenticator, actorOf, type Identity } from './identity.ts';
 import type { ActionRegistry } from './registry.ts';
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** A route's body limit unless it says otherwise; larger bodies count against `LargeBodyBudget`. */
+export const BODY_LIMIT_BYTES = SMALL_BODY_BYTES;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface HttpAppOptions {
@@ -15,6 +17,8 @@ export interface HttpAppOptions {
   authenticator: Authenticator;
   logger: Logger;
   health: () => Promise<Record<string, unknown>>;
+  /** Bytes of request bodies over 1 MiB handled at once (default 256 MiB); beyond, 503 `overloaded`. */
+  largeBodiesBudgetBytes?: number;
 }
 
 declare module 'express-serve-static-core' {
@@ -63,6 +67,7 @@ const refuseUnknownContentEncoding: RequestHandler = (req, res, next) => {
 export function createHttpApp(options: HttpAppOptions): Express {
   const { registry, authenticator, logger } = options;
   const app = baseApp(logger);
+  const largeBodies = new LargeBodyBudget(options.largeBodiesBudgetBytes);
 
   app.get('/health', async (_req, res, next) => {
     try {
@@ -96,7 +101,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
 
   app.all('/v1/:service/*action', async (req, res, next) => {
     try {
-      await dispatch(registry, req, res);
+      await dispatch(registry, largeBodies, req, res);
     } catch (error) {
       next(error);
     }
@@ -148,7 +153,12 @@ export function withoutQueryValues(url: string): string {
   return `${url.slice(0, at)}?${names.join('&')}`;
 }
 
-async function dispatch(registry: ActionRegistry, req: Request, res: Response): Promise<void> {
+async function dispatch(
+  registry: ActionRegistry,
+  largeBodies: LargeBodyBudget,
+  req: Request,
+  res: Response,
+): Promise<void> {
   const service = req.params.service as string;
   const actionName = ([] as string[]).concat(req.params.action as string | string[]).join('/');
   const found = registry.resolve(req.method, service, actionName);
@@ -171,8 +181,13 @@ async function dispatch(registry: ActionRegistry, req: Request, res: Response): 
   }
   const { action } = found;
   authorize(action, req.identity);
-  // The body is read only once the caller is known to be allowed, and up to this action's limit.
-  if (action.method === 'POST') await readJsonBody(req, res, action.bodyLimitBytes ?? BODY_LIMIT_BYTES);
+  // The body is read only once the caller is known to be allowed, and up to this action's limit;
+  // a large one only when it fits the budget of large bodies.
+  if (action.method === 'POST') {
+    const limit = action.bodyLimitBytes ?? BODY_LIMIT_BYTES;
+    largeBodies.hold(req, res, limit);
+    await readJsonBody(req, res, limit);
+  }
   const input = parseInput(action, req);
   checkStudio(input, req.identity);
 

@@ -1,6 +1,7 @@
 import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import { openSse } from '../../../shared/http/sse.ts';
+import { callContext } from '../call-context.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
 import { type ChatChunk, type ChatRequest, ChatRequestSchema, textOf } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
@@ -22,7 +23,7 @@ export function chatCompletionsAction({ catalog, env, usage }: AiDeps) {
       const { studio_id: _studio, ...body } = input;
       const request: ChatRequest = { ...body, model: model.upstreamModel };
       const meter = new GenerationMeter(usage, ctx, model.id, 'chat');
-      const call = { env, signal: ctx.signal };
+      const call = callContext(env, ctx);
 
       if (input.stream !== true) {
         const completion = await meter.guard(() => provider.chat!(model, request, call));

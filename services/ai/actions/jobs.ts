@@ -9,6 +9,7 @@ import { type ActionContext, defineAction } from '../../../shared/http/action.ts
 import { settle } from '../../gateway/context.ts';
 import type { AiDeps } from '../deps.ts';
 import { jobDecider, jobStreamId } from '../jobs/job.ts';
+import { servedMediaType } from '../jobs/media-types.ts';
 
 /** A job as clients see it: no internal paths, a URL for the content once completed. */
 function jobView(job: JobRecord) {
@@ -113,7 +114,14 @@ export function jobContentAction(deps: AiDeps) {
           `job ${id} is ${job.status}; its content exists once it has completed`,
         );
       }
-      ctx.res.setHeader('content-type', job.result.mime_type);
+      // Jobs recorded before types were checked may name any type: it is checked again here.
+      const media = servedMediaType(job.result.mime_type);
+      ctx.res.setHeader('content-type', media.contentType);
+      ctx.res.setHeader('x-content-type-options', 'nosniff');
+      ctx.res.setHeader(
+        'content-disposition',
+        `attachment; filename="${job.id.replace(/[^A-Za-z0-9._-]/g, '_')}.${media.extension}"`,
+      );
       ctx.res.setHeader('content-length', String(job.result.bytes));
       const stream = createReadStream(join(deps.dataDir, job.result.file));
       stream.on('error', () => ctx.res.destroy());

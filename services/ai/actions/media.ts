@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
+import { callContext } from '../call-context.ts';
 import type { AiDeps } from '../deps.ts';
 import { estimateTokens, GenerationMeter } from '../generation.ts';
 
@@ -32,7 +33,7 @@ export function imageAction({ catalog, env, usage }: AiDeps) {
         provider.image!(
           model,
           { prompt: input.prompt, n: input.n, ...(input.size ? { size: input.size } : {}) },
-          { env, signal: ctx.signal },
+          callContext(env, ctx),
         ),
       );
       meter.completed(estimateTokens(input.prompt), 0);
@@ -61,7 +62,7 @@ export function ttsAction({ catalog, env, usage }: AiDeps) {
         provider.tts!(
           model,
           { input: input.input, format: input.format, ...(input.voice ? { voice: input.voice } : {}) },
-          { env, signal: ctx.signal },
+          callContext(env, ctx),
         ),
       );
       meter.completed(estimateTokens(input.input), 0);
@@ -99,7 +100,7 @@ export function asrAction({ catalog, env, usage }: AiDeps) {
         mime_type: input.mime_type,
         ...(input.language ? { language: input.language } : {}),
       };
-      const result = await meter.guard(() => provider.asr!(model, request, { env, signal: ctx.signal }));
+      const result = await meter.guard(() => provider.asr!(model, request, callContext(env, ctx)));
       meter.completed(0, estimateTokens(result.text));
       return result;
     },

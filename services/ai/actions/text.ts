@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import { openSse, writeSse } from '../../../shared/http/sse.ts';
+import { callContext } from '../call-context.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
@@ -48,7 +49,7 @@ export function textAction({ catalog, env, usage }: AiDeps) {
       const { provider, model } = catalog.resolve(input.model, 'text');
       const meter = new GenerationMeter(usage, ctx, model.id, 'text');
       const completion = await meter.guard(() =>
-        provider.chat!(model, toChat(input, model.upstreamModel), { env, signal: ctx.signal }),
+        provider.chat!(model, toChat(input, model.upstreamModel), callContext(env, ctx)),
       );
       const choice = completion.choices[0];
       const usageOut = {
@@ -78,9 +79,7 @@ export function streamAction({ catalog, env, usage }: AiDeps) {
       const { provider, model } = catalog.resolve(input.model, 'stream');
       const meter = new GenerationMeter(usage, ctx, model.id, 'stream');
       const request = { ...toChat(input, model.upstreamModel), stream_options: { include_usage: true } };
-      const chunks = await meter.guard(() =>
-        provider.chatStream!(model, request, { env, signal: ctx.signal }),
-      );
+      const chunks = await meter.guard(() => provider.chatStream!(model, request, callContext(env, ctx)));
       openSse(ctx.res);
       let text = '';
       let finishReason: string | null = null;

@@ -73,7 +73,14 @@ describe('readSse over an upstream connection', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     upstream = new UpstreamClient();
     const call = () =>
-      upstream!.send({ url, headers: {}, signal: new AbortController().signal, secrets: [] });
+      upstream!.send({
+        url,
+        headers: {},
+        signal: new AbortController().signal,
+        secrets: [],
+        tenant: 't',
+        baseUrlVariable: 'TEST_BASE_URL',
+      });
 
     const first = await call();
     const events: string[] = [];

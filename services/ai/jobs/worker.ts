@@ -10,15 +10,10 @@ import type { Catalog } from '../catalog.ts';
 import type { EnvLookup, VideoProgress } from '../providers/types.ts';
 import type { UsageRecorder } from '../usage/recorder.ts';
 import { type JobCommand, jobDecider, jobStreamId } from './job.ts';
+import { servedMediaType } from './media-types.ts';
 
 const POLL_EVERY_MS = 5_000;
 const GIVE_UP_AFTER_MS = 60 * 60 * 1000;
-const EXTENSIONS = new Map<string, string>([
-  ['video/mp4', 'mp4'],
-  ['image/apng', 'png'],
-  ['image/gif', 'gif'],
-  ['video/webm', 'webm'],
-]);
 const META: EventMetadata = { actor: 'gateway' };
 
 /**
@@ -75,7 +70,7 @@ export class JobWorker {
       return fail(`model ${job.model} cannot be called any more`);
     }
     const { provider, model } = entry;
-    const ctx = { env: this.env, signal };
+    const ctx = { env: this.env, signal, tenant: job.studio_id };
     try {
       let progress: VideoProgress;
       if (job.status === 'queued' || job.upstream_id === null) {
@@ -94,14 +89,15 @@ export class JobWorker {
       }
       if (progress.status === 'failed') return fail(progress.message);
       const content = Buffer.from(progress.video.b64_json, 'base64');
-      const file = join('media', `${jobId}.${EXTENSIONS.get(progress.video.mime_type) ?? 'bin'}`);
+      const media = servedMediaType(progress.video.mime_type);
+      const file = join('media', `${jobId}.${media.extension}`);
       await mkdir(join(this.dataDir, 'media'), { recursive: true });
       await writeFile(join(this.dataDir, file), content);
       await this.#command({
         type: 'CompleteJob',
         jobId,
         result: {
-          mime_type: progress.video.mime_type,
+          mime_type: media.contentType,
           bytes: content.length,
           sha256: createHash('sha256').update(content).digest('hex'),
           file,

@@ -1,7 +1,6 @@
 import { ApiError } from '../../../shared/errors.ts';
-import { scrubCredentials } from '../../../shared/scrub-credentials.ts';
 import type { ChatChunk } from '../chat/wire.ts';
-import type { UpstreamClient } from '../upstream.ts';
+import { type UpstreamClient, upstreamMessage } from '../upstream.ts';
 import {
   type AnthropicResponse,
   fromAnthropic,
@@ -47,6 +46,8 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
       body: JSON.stringify(body),
       signal: ctx.signal,
       secrets: [apiKey],
+      tenant: ctx.tenant,
+      baseUrlVariable: 'ANTHROPIC_BASE_URL',
     });
   };
 
@@ -81,7 +82,7 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
           const type = event ?? String(data.type);
           const failure =
             errorMessageOf(data) ?? (type === 'error' ? 'the upstream failed mid-answer' : undefined);
-          if (failure !== undefined) throw new ApiError('upstream_error', scrubCredentials(failure, secrets));
+          if (failure !== undefined) throw new ApiError('upstream_error', upstreamMessage(failure, secrets));
           yield* translate(type, data);
           if (type === 'message_stop') return;
         }

@@ -18,6 +18,7 @@ const modelNames = (env: EnvLookup) => [
 export function openAiCompatibleProvider(upstream: UpstreamClient): Provider {
   const api = openAiApi(upstream, (env) => ({
     baseUrl: trimSlashes(env.get('OPENAI_COMPATIBLE_BASE_URL') ?? ''),
+    baseUrlVariable: 'OPENAI_COMPATIBLE_BASE_URL',
     apiKey: env.get('OPENAI_COMPATIBLE_API_KEY') || undefined,
   }));
   return {

@@ -1,13 +1,14 @@
 import { ApiError } from '../../../shared/errors.ts';
-import { scrubCredentials } from '../../../shared/scrub-credentials.ts';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat/wire.ts';
-import type { UpstreamClient, UpstreamResponse } from '../upstream.ts';
+import { type UpstreamClient, type UpstreamResponse, upstreamMessage } from '../upstream.ts';
 import { errorMessageOf, readEvents, readJson } from './body.ts';
 import type { CallContext, EnvLookup, ModelDefinition } from './types.ts';
 
 /** Where an OpenAI-style API is and the key it wants, read from env at each call. */
 export interface OpenAiEndpoint {
   baseUrl: string;
+  /** The env variable `baseUrl` comes from. */
+  baseUrlVariable: string;
   apiKey: string | undefined;
 }
 
@@ -28,7 +29,7 @@ export function openAiApi(upstream: UpstreamClient, endpointOf: (env: EnvLookup)
   return {
     secrets: (ctx: CallContext) => [endpointOf(ctx.env).apiKey],
     send(ctx: CallContext, path: string, call: OpenAiCall = {}): Promise<UpstreamResponse> {
-      const { baseUrl, apiKey } = endpointOf(ctx.env);
+      const { baseUrl, baseUrlVariable, apiKey } = endpointOf(ctx.env);
       const headers: Record<string, string> = {};
       let body: string | Buffer | undefined;
       if (call.json !== undefined) {
@@ -47,6 +48,8 @@ export function openAiApi(upstream: UpstreamClient, endpointOf: (env: EnvLookup)
         ...(body === undefined ? {} : { body }),
         signal: ctx.signal,
         secrets: [apiKey],
+        tenant: ctx.tenant,
+        baseUrlVariable,
       });
     },
   };
@@ -99,7 +102,7 @@ async function* chunksOf(
     if (data === '[DONE]') return;
     const failure =
       errorMessageOf(data) ?? (event === 'error' ? 'the upstream failed mid-answer' : undefined);
-    if (failure !== undefined) throw new ApiError('upstream_error', scrubCredentials(failure, secrets));
+    if (failure !== undefined) throw new ApiError('upstream_error', upstreamMessage(failure, secrets));
     // Some servers leave `choices` out of their usage chunk.
     yield { ...data, choices: Array.isArray(data.choices) ? data.choices : [] } as ChatChunk;
   }

@@ -1,6 +1,6 @@
 import { ApiError } from '../../../shared/errors.ts';
 import type { ChatRequest } from '../chat/wire.ts';
-import type { UpstreamClient } from '../upstream.ts';
+import { type UpstreamClient, upstreamMessage } from '../upstream.ts';
 import { multipart, readBytes, readJson } from './body.ts';
 import { openAiApi, openAiChat, trimSlashes } from './openai-wire.ts';
 import type { CallContext, Modality, ModelDefinition, Provider, VideoProgress } from './types.ts';
@@ -72,6 +72,7 @@ interface UpstreamVideo {
 export function openAiProvider(upstream: UpstreamClient): Provider {
   const api = openAiApi(upstream, (env) => ({
     baseUrl: trimSlashes(env.get('OPENAI_BASE_URL') || DEFAULT_BASE_URL),
+    baseUrlVariable: 'OPENAI_BASE_URL',
     apiKey: env.get('OPENAI_API_KEY'),
   }));
 
@@ -96,7 +97,9 @@ export function openAiProvider(upstream: UpstreamClient): Provider {
       return {
         status: 'failed',
         upstreamId: video.id,
-        message: video.error?.message ?? 'the video generation failed',
+        message:
+          upstreamMessage(String(video.error?.message ?? ''), api.secrets(ctx)) ||
+          'the video generation failed',
       };
     return {
       status: 'running',

@@ -26,6 +26,8 @@ export interface CallContext {
   env: EnvLookup;
   /** Aborted when the client goes away: the upstream request is cancelled with it. */
   signal: AbortSignal;
+  /** Whom the call is for (a studio id, or `admin`): upstream connections are shared between them. */
+  tenant: string;
 }
 
 export interface ImageRequest {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   faults,
   gate,
+  type Json,
   openAiMock,
   openAiStream,
   openAiWire,
@@ -14,6 +15,17 @@ import { type ProviderGateway, startProviderGateway, waitForJob } from './suppor
 const KEY = 'sk-proj-openai-test-key-0123456789abcdef';
 let mock: WireMock;
 let pg: ProviderGateway;
+
+/** A completed job's content: its bytes, an allowed type, never sniffed, always an attachment. */
+async function expectContent(job: Json, bytes: Buffer, type: string, extension: string) {
+  const download = await fetch(`${pg.gw.url}${job.result.content_url}`, {
+    headers: { authorization: `Bearer ${pg.token}` },
+  });
+  expect(Buffer.from(await download.arrayBuffer())).toEqual(bytes);
+  expect(download.headers.get('content-type')).toBe(type);
+  expect(download.headers.get('x-content-type-options')).toBe('nosniff');
+  expect(download.headers.get('content-disposition')).toBe(`attachment; filename="${job.id}.${extension}"`);
+}
 
 beforeAll(async () => {
   mock = await openAiMock();
@@ -392,10 +404,29 @@ describe('openai: media', () => {
     expect(mock.requests.at(-1)!.path).toBe('/v1/videos/video_1/content');
     expect(mock.requests.every((r) => r.headers.authorization === `Bearer ${KEY}`)).toBe(true);
 
-    const download = await fetch(`${pg.gw.url}${job.result.content_url}`, {
-      headers: { authorization: `Bearer ${pg.token}` },
+    await expectContent(job, content, 'video/mp4', 'mp4');
+  });
+
+  it('video: content the upstream calls text/html is served as an octet-stream attachment, never as a page', async () => {
+    const page = Buffer.from('<html><script>fetch("/v1/studios/list")</script></html>');
+    mock.reply((req, res) => {
+      if (req.method === 'POST' && req.path === '/v1/videos')
+        return sendJson(res, 200, { id: 'video_3', object: 'video', status: 'completed', progress: 100 });
+      if (req.method === 'GET' && req.path === '/v1/videos/video_3/content') {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        return res.end(page);
+      }
+      sendJson(res, 404, openAiWire.error('no such route'));
     });
-    expect(Buffer.from(await download.arrayBuffer())).toEqual(content);
+    const started = await pg.post('/v1/ai/video', { model: 'openai/sora-2', prompt: 'a page' });
+    const job = await waitForJob(
+      pg,
+      started.json.job.id,
+      (j) => j.status !== 'queued' && j.status !== 'running',
+    );
+    expect(job).toMatchObject({ status: 'completed', result: { mime_type: 'application/octet-stream' } });
+
+    await expectContent(job, page, 'application/octet-stream', 'bin');
   });
 
   it('video: an upstream failure fails the job with its message', async () => {

@@ -109,6 +109,36 @@ describe.each(CASES)('$name', ({ name, model, error, openStream }) => {
     expect(mocks[name].requests).toHaveLength(1); // a 401 is not retried
   });
 
+  it('a long upstream message reaches the client cut to 300 characters, on one line, the key scrubbed before the cut', async () => {
+    // The key straddles the 300th character; the message runs on to 5,000 with line breaks.
+    const message = `${'a'.repeat(280)} ${key} \n${'Prompt was:\r\n'.repeat(400)}`.slice(0, 5000);
+    mocks[name].reply(faults.status(400, error(message)));
+    const res = await pg.post('/v1/ai/chat/completions', chat(model));
+    const body = expectApiError(res, 502, 'upstream_error');
+    const passed = body.message.replace(/^upstream answered 400: /, '');
+    expect(passed.length).toBeLessThanOrEqual(300);
+    expect(passed).toMatch(/^a{280} \*\*\*/);
+    expect(passed).toMatch(/…$/);
+    expect(passed).not.toMatch(/[\r\n]/);
+    expect(res.text).not.toContain(key.slice(0, 12));
+  });
+
+  it('a long error event mid-stream is cut to 300 characters too', async () => {
+    const long = `overloaded ${'x'.repeat(3000)}`;
+    mocks[name].reply((_req, res) => {
+      openStream(res);
+      const failure =
+        name === 'anthropic' ? anthropicWire.error(long, 'overloaded_error') : openAiWire.error(long);
+      res.end(`${name === 'anthropic' ? 'event: error\n' : ''}data: ${JSON.stringify(failure)}\n\n`);
+    });
+    const { events } = await pg.stream('/v1/ai/chat/completions', chat(model, true));
+    const all = await events.rest();
+    const failure = all.find((e) => e.data?.error)?.data.error;
+    expect(failure?.code).toBe('upstream_error');
+    expect(failure.message.length).toBeLessThanOrEqual(300);
+    expect(failure.message).toMatch(/^overloaded x+…$/);
+  });
+
   it('a 429 is retried and the second answer reaches the client', async () => {
     mocks[name].script(faults.status(429, error('Rate limit reached'), { 'retry-after': '0' }));
     const res = await pg.post('/v1/ai/text', { model, prompt: 'hello' });
@@ -166,5 +196,27 @@ describe('timeouts, every provider at once', () => {
       CASES.map(({ model }) => pg.post('/v1/ai/text', { model, prompt: 'x' })),
     );
     for (const res of results) expectApiError(res, 504, 'upstream_timeout');
+  });
+});
+
+describe('base URLs leading to link-local or cloud metadata addresses', () => {
+  it.each([
+    ['openai', 'OPENAI_BASE_URL', 'http://169.254.169.254/v1'],
+    ['compat', 'OPENAI_COMPATIBLE_BASE_URL', 'http://[fd00:ec2::254]/v1'],
+    ['anthropic', 'ANTHROPIC_BASE_URL', 'http://metadata.google.internal'],
+  ] as const)('%s: %s=%s is a 502 upstream_not_allowed naming the variable', async (name, variable, url) => {
+    await pg.setEnv(variable, url);
+    try {
+      const { model } = CASES.find((c) => c.name === name)!;
+      const res = await pg.post('/v1/ai/chat/completions', chat(model));
+      const body = expectApiError(res, 502, 'upstream_not_allowed');
+      expect(body.message).toContain(variable);
+      expect(body.message).toContain('STUDIO_ALLOW_PRIVATE_UPSTREAMS');
+    } finally {
+      await pg.removeEnv(variable);
+    }
+    // The process env's value (the mock, on loopback) is used again.
+    const res = await pg.post('/v1/ai/chat/completions', chat(CASES.find((c) => c.name === name)!.model));
+    expect(res.status, res.text).toBe(200);
   });
 });
