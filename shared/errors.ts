@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   internal_error: 500,
   upstream_error: 502,
+  unavailable: 503,
   upstream_timeout: 504,
 } as const;
 
@@ -40,6 +41,7 @@ const ERROR_TYPE: Record<number, string> = {
   431: 'invalid_request_error',
   500: 'api_error',
   502: 'api_error',
+  503: 'api_error',
   504: 'api_error',
 };
 
