@@ -87,7 +87,7 @@ export class ReadModelLiveness {
     if (!this.isStale(now)) return;
     throw new ApiError(
       'unavailable',
-      `${what} cannot be checked right now: the read models have not been able to follow the log since ${new Date(this.#failingSince!).toISOString()}`,
+      `${what} cannot be answered right now: the read models have not been able to follow the log since ${new Date(this.#failingSince!).toISOString()}; try again shortly`,
       { headers: { 'Retry-After': String(Math.max(1, Math.ceil(this.staleAfterMs / 1000))) } },
     );
   }

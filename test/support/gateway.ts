@@ -21,6 +21,10 @@ export interface TestGatewayOptions {
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Upstream client and providers of the `ai` service (e.g. pointing at mock upstreams). */
   ai?: GatewayOptions['ai'];
+  /** Store test hooks (e.g. reads that fail on demand). */
+  storeHooks?: GatewayOptions['storeHooks'];
+  /** The read models' retry backoff and stale bound. */
+  readModels?: GatewayOptions['readModels'];
 }
 
 export interface ApiRequest {
@@ -95,7 +99,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
   });
   const processEnv = options.processEnv ?? {};
-  const start = () => startGateway({ config, logger, processEnv, ...(options.ai ? { ai: options.ai } : {}) });
+  const { ai, storeHooks, readModels } = options;
+  const start = () => startGateway({ config, logger, processEnv, ai, storeHooks, readModels });
 
   let running: RunningGateway | undefined;
   try {
