@@ -4,6 +4,7 @@ import { ApiError } from '../shared/errors.ts';
 import { MemoryEventStore } from '../shared/event-store/memory.ts';
 import { FailingReads, until } from '../test/support/failing-reads.ts';
 import { MemoryCheckpointStore } from './checkpoints.ts';
+import { defineProjection } from './projection.ts';
 import { rebuildProjection } from './rebuild.ts';
 import { ProjectionRunner } from './runner.ts';
 import { studiosProjection } from './studios.ts';
@@ -223,5 +224,28 @@ describe('ProjectionRunner across failed reads of the log', () => {
       failed_reads: 0,
       last_error: null,
     });
+  });
+
+  it('counts as stalled for good when a projection throws: nothing keeps answering from it as if live', async () => {
+    const store = new MemoryEventStore();
+    const exploding = defineProjection<{ seen: number }, StudioEvent>({
+      name: 'exploding',
+      version: 1,
+      handles: ['StudioPaused'],
+      initialState: () => ({ seen: 0 }),
+      toSnapshot: (state) => state,
+      fromSnapshot: (snapshot) => snapshot as { seen: number },
+      apply() {
+        throw new Error('a bug in a projection');
+      },
+    });
+    const r = new ProjectionRunner(store, new MemoryCheckpointStore(), [exploding], undefined, {
+      staleAfterMs: 20,
+    });
+    runners.push(r);
+    await r.start();
+    await store.append('studio-a', [created('a'), paused('a')], { metadata: meta });
+    await until(() => r.liveness.state === 'stalled', 'stalled');
+    await until(() => r.liveness.isStale(), 'stale');
   });
 });

@@ -97,6 +97,9 @@ export class ProjectionRunner {
       failed = reject;
     });
     this.#loop = this.#follow(caughtUp).catch((error) => {
+      // Only a projection that throws gets here (failed reads are retried). The read models stop
+      // following the log for good: say so, so that what depends on them fails closed.
+      this.liveness.failed(error);
       this.logger?.error({ err: error }, 'projection runner stopped');
       failed(error);
     });
