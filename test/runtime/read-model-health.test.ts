@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailingReads, until } from '../support/failing-reads.ts';
+import { expectApiError } from '../support/gateway.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 
 describe('runtime /health', () => {
@@ -42,5 +43,29 @@ describe('runtime /health', () => {
       failed_reads: 0,
       last_error: null,
     });
+  });
+});
+
+describe('runtime commands while its read models cannot read the log', () => {
+  const reads = new FailingReads();
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({ gateway: { storeHooks: reads.hooks } });
+  });
+  afterAll(async () => {
+    reads.failing = false;
+    await stack?.close();
+  });
+
+  it('a session created while they cannot show it is a 503, not a 404 for the session just made', async () => {
+    reads.failing = true;
+    const res = await stack.call('POST', '/api/sdk/sessions', { title: 'during the outage' });
+    expect(expectApiError(res, 503, 'unavailable').message).toMatch(/was stored/);
+
+    reads.failing = false;
+    await until(async () => (await stack.call('GET', '/health')).json.status === 'ok', 'ok again');
+    const sessions = (await stack.call('GET', '/api/sdk/sessions')).json;
+    expect(JSON.stringify(sessions)).toContain('during the outage');
+    expect((await stack.call('POST', '/api/sdk/sessions', { title: 'after' })).status).toBe(201);
   });
 });
