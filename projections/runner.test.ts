@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StudioEvent } from '../services/studios/studio.ts';
+import { ApiError } from '../shared/errors.ts';
 import { MemoryEventStore } from '../shared/event-store/memory.ts';
+import { FailingReads, until } from '../test/support/failing-reads.ts';
 import { MemoryCheckpointStore } from './checkpoints.ts';
+import { defineProjection } from './projection.ts';
 import { rebuildProjection } from './rebuild.ts';
 import { ProjectionRunner } from './runner.ts';
 import { studiosProjection } from './studios.ts';
@@ -132,5 +135,117 @@ describe('ProjectionRunner', () => {
     const rebuilt = await checkpoints.load('studios');
     expect(studiosProjection.fromSnapshot(rebuilt?.state)).toEqual(r.state(studiosProjection));
     expect(rebuilt?.position).toBe(await store.headPosition());
+  });
+});
+
+describe('ProjectionRunner across failed reads of the log', () => {
+  const fastRetry = { retry: { initialMs: 5, maxMs: 20 } };
+
+  it('keeps following the log after its reads fail, and catches up from where it was', async () => {
+    const reads = new FailingReads();
+    const store = new MemoryEventStore(reads.hooks);
+    await store.append('studio-a', [created('a'), issued('a', 't1')], { metadata: meta });
+    const r = new ProjectionRunner(
+      store,
+      new MemoryCheckpointStore(),
+      [studiosProjection, tokensProjection],
+      undefined,
+      fastRetry,
+    );
+    runners.push(r);
+    await r.start();
+
+    reads.failing = true;
+    await store.append('studio-a', [paused('a')], { metadata: meta }); // wakes the runner; its read fails
+    await until(() => reads.failures >= 3, 'three failed reads');
+    await store.append('studio-b', [created('b'), issued('b', 't2')], { metadata: meta });
+
+    reads.failing = false;
+    expect(await r.waitFor(await store.headPosition())).toBe(true);
+    expect(r.state(studiosProjection).get('a')?.status).toBe('paused');
+    expect(r.state(tokensProjection).byHash.get('hash-t2')).toBe('t2');
+    await until(() => r.liveness.state === 'live', 'live again');
+    expect(r.liveness.report()).toEqual({
+      state: 'live',
+      stalled_since: null,
+      failed_reads: 0,
+      last_error: null,
+    });
+
+    // And it goes on following: the failure did not end its subscription.
+    const { position } = await store.append('studio-c', [created('c')], { metadata: meta });
+    expect(await r.waitFor(position)).toBe(true);
+  });
+
+  it('is stale once its reads have failed for longer than the bound, until it has caught up again', async () => {
+    const reads = new FailingReads();
+    const store = new MemoryEventStore(reads.hooks);
+    const r = new ProjectionRunner(store, new MemoryCheckpointStore(), [studiosProjection], undefined, {
+      ...fastRetry,
+      staleAfterMs: 50,
+    });
+    runners.push(r);
+    await r.start();
+    expect(r.liveness.isStale()).toBe(false);
+
+    reads.failing = true;
+    const { position } = await store.append('studio-a', [created('a')], { metadata: meta });
+    await until(() => reads.failures >= 2, 'failed reads');
+    expect(r.liveness.state).toBe('stalled');
+    expect(r.liveness.report()).toMatchObject({
+      failed_reads: reads.failures,
+      last_error: 'Error (ECONNRESET)',
+    });
+    const since = Date.parse(r.liveness.report().stalled_since!);
+    expect(r.liveness.isStale(since + 49)).toBe(false);
+    expect(r.liveness.isStale(since + 50)).toBe(true);
+    await until(() => r.liveness.isStale(), 'stale');
+    let refused: unknown;
+    try {
+      r.liveness.assertFresh('tokens');
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({
+      code: 'unavailable',
+      status: 503,
+      options: { headers: { 'Retry-After': '1' } },
+    });
+    await expect(r.settle(position, 30)).rejects.toMatchObject({ code: 'unavailable', status: 503 });
+
+    reads.failing = false;
+    await r.settle(position, 2_000);
+    await until(() => !r.liveness.isStale(), 'fresh again');
+    expect(r.state(studiosProjection).get('a')?.status).toBe('active');
+    expect(r.liveness.report()).toEqual({
+      state: 'live',
+      stalled_since: null,
+      failed_reads: 0,
+      last_error: null,
+    });
+  });
+
+  it('counts as stalled for good when a projection throws: nothing keeps answering from it as if live', async () => {
+    const store = new MemoryEventStore();
+    const exploding = defineProjection<{ seen: number }, StudioEvent>({
+      name: 'exploding',
+      version: 1,
+      handles: ['StudioPaused'],
+      initialState: () => ({ seen: 0 }),
+      toSnapshot: (state) => state,
+      fromSnapshot: (snapshot) => snapshot as { seen: number },
+      apply() {
+        throw new Error('a bug in a projection');
+      },
+    });
+    const r = new ProjectionRunner(store, new MemoryCheckpointStore(), [exploding], undefined, {
+      staleAfterMs: 20,
+    });
+    runners.push(r);
+    await r.start();
+    await store.append('studio-a', [created('a'), paused('a')], { metadata: meta });
+    await until(() => r.liveness.state === 'stalled', 'stalled');
+    await until(() => r.liveness.isStale(), 'stale');
   });
 });

@@ -1,7 +1,11 @@
+import { ApiError } from '../shared/errors.ts';
+import type { BackoffOptions } from '../shared/event-store/backoff.ts';
+import { resubscribing } from '../shared/event-store/resubscribe.ts';
 import type { EventStore, StoredEvent } from '../shared/event-store/types.ts';
 import { isCaughtUp } from '../shared/event-store/types.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { CheckpointStore } from './checkpoints.ts';
+import { ReadModelLiveness } from './liveness.ts';
 import type { AnyProjection, Projection } from './projection.ts';
 
 interface Slot {
@@ -19,6 +23,13 @@ export interface ProjectionStatus {
 const SNAPSHOT_EVERY_EVENTS = 5_000;
 const SNAPSHOT_DELAY_MS = 5_000;
 
+export interface ProjectionRunnerOptions {
+  /** Backoff between a failed read of the log and the next try. Default 100 ms doubling to 5 s. */
+  retry?: BackoffOptions;
+  /** How long reads may fail before the read models count as stale. Default 5 s. */
+  staleAfterMs?: number;
+}
+
 /**
  * Keeps in-memory read models current: loads each one's snapshot, follows the log with one
  * subscription, and snapshots again as it goes, so a restart replays only what is new.
@@ -32,13 +43,19 @@ export class ProjectionRunner {
   #live = false;
   #snapshotTimer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | undefined;
+  readonly #retry: BackoffOptions | undefined;
+  /** Whether the read models follow the log, or have been failing to read it (and since when). */
+  readonly liveness: ReadModelLiveness;
 
   constructor(
     private readonly store: EventStore,
     private readonly checkpoints: CheckpointStore,
     projections: readonly AnyProjection[],
     private readonly logger?: Logger,
+    options: ProjectionRunnerOptions = {},
   ) {
+    this.#retry = options.retry;
+    this.liveness = new ReadModelLiveness(options.staleAfterMs);
     this.#slots = projections.map((projection) => ({
       projection,
       state: projection.initialState(),
@@ -80,25 +97,45 @@ export class ProjectionRunner {
       failed = reject;
     });
     this.#loop = this.#follow(caughtUp).catch((error) => {
+      // Only a projection that throws gets here (failed reads are retried). The read models stop
+      // following the log for good: say so, so that what depends on them fails closed.
+      this.liveness.failed(error);
       this.logger?.error({ err: error }, 'projection runner stopped');
       failed(error);
     });
     await ready;
   }
 
+  /** Follows the log for good: a failed read is retried (with backoff) from the last applied event. */
   async #follow(caughtUp: () => void): Promise<void> {
-    const subscription = this.store.subscribe({
+    const subscription = resubscribing(this.store, {
       after: this.#position,
       signal: this.#controller.signal,
       batchSize: 5000,
+      retry: this.#retry,
+      onFailure: ({ error, failures, retryInMs, after }) => {
+        const outage = this.liveness.failed(error);
+        const fields = { err: error, failed_reads: failures, position: after, retry_in_ms: retryInMs };
+        // One warning per outage (and one per minute while it lasts), not one per attempt.
+        if (outage.warn) this.logger?.warn(fields, 'projection runner cannot read the log; retrying');
+        else this.logger?.debug(fields, 'projection runner cannot read the log; retrying');
+      },
     });
     for await (const item of subscription) {
       if (isCaughtUp(item)) {
+        const outage = this.liveness.caughtUp();
+        if (outage) {
+          this.logger?.info(
+            { position: item.position, stalled_since: outage.since, failed_reads: outage.failures },
+            'projection runner caught up again',
+          );
+        }
         this.#live = true;
         this.#scheduleSnapshot(0);
         caughtUp();
         continue;
       }
+      this.liveness.readSucceeded();
       this.#apply(item);
     }
   }
@@ -140,6 +177,22 @@ export class ProjectionRunner {
       };
       this.#waiters.push(waiter);
     });
+  }
+
+  /**
+   * Read-your-writes for a command: waits (bounded) until the read models show `position`, else
+   * 503 `unavailable` (the command is stored; only this process's view of it is late).
+   */
+  async settle(position: number, timeoutMs = 2_000): Promise<void> {
+    if (await this.waitFor(position, timeoutMs)) return;
+    const report = this.liveness.report();
+    throw new ApiError(
+      'unavailable',
+      report.state === 'live'
+        ? `the change was stored (position ${position}) but this server's read models did not show it within ${timeoutMs} ms; read it again in a moment`
+        : `the change was stored (position ${position}) but this server's read models cannot follow the log right now (${report.state}); read it again in a moment`,
+      { headers: { 'Retry-After': '1' } },
+    );
   }
 
   get position(): number {

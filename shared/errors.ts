@@ -21,10 +21,11 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   internal_error: 500,
   upstream_error: 502,
-  /** Busy (a bounded queue is full) or not configured for this request: try later, or ask an admin. */
-  service_unavailable: 503,
   upstream_not_allowed: 502,
+  /** Busy (a bounded queue or budget is full): try again after `Retry-After`. */
   overloaded: 503,
+  /** Not able to answer truthfully now (read models stale) or not configured for this: see the message. */
+  unavailable: 503,
   upstream_timeout: 504,
 } as const;
 

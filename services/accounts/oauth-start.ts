@@ -21,7 +21,7 @@ export function callbackUrl(settings: AccountsEnv): string {
   const base = settings.STUDIO_PUBLIC_URL;
   if (base === undefined)
     throw new ApiError(
-      'service_unavailable',
+      'unavailable',
       'OAuth sign-in needs STUDIO_PUBLIC_URL (the public URL of this gateway, where providers send the browser back); an admin must set it',
     );
   return `${base.replace(/\/+$/, '')}${CALLBACK_PATH}`;

@@ -60,7 +60,7 @@ export class Passwords {
       return await this.slots.run(task);
     } catch (error) {
       if (!(error instanceof SemaphoreFull)) throw error;
-      throw new ApiError('service_unavailable', 'too many sign-ins are being checked right now', {
+      throw new ApiError('overloaded', 'too many sign-ins are being checked right now', {
         headers: { 'Retry-After': '1' },
       });
     }

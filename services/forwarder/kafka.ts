@@ -1,4 +1,6 @@
 import type { CheckpointStore } from '../../projections/checkpoints.ts';
+import { backoffDelay, pause } from '../../shared/event-store/backoff.ts';
+import { resubscribing } from '../../shared/event-store/resubscribe.ts';
 import { type EventStore, isCaughtUp, type StoredEvent } from '../../shared/event-store/types.ts';
 import type { SingletonTask } from '../../shared/leadership.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -228,9 +230,7 @@ export class KafkaForwarder implements SingletonTask {
   }
 
   #backoff(failures: number): number {
-    const { initialMs, maxMs } = this.#o.retry;
-    const base = Math.min(maxMs, initialMs * 2 ** Math.min(failures - 1, 30));
-    return Math.round(base * (0.8 + Math.random() * 0.4));
+    return backoffDelay(failures, this.#o.retry);
   }
 
   /** Never throws: a failed save is retried with the next batch (at worst more duplicates later). */
@@ -261,27 +261,21 @@ export class KafkaForwarder implements SingletonTask {
 
   /** Follows the log from `after` into the queue; resubscribes (from where it got) after an error. */
   async #pump(queue: EventQueue, after: number, signal: AbortSignal): Promise<void> {
-    let cursor = after;
-    let failures = 0;
-    while (!signal.aborted) {
-      try {
-        const items = this.#o.events.subscribe({ after: cursor, signal, batchSize: this.#o.batchSize });
-        for await (const item of items) {
-          if (isCaughtUp(item) || item.position <= cursor) continue;
-          await queue.untilRoom(signal);
-          if (signal.aborted) return;
-          queue.push(item);
-          cursor = item.position;
-          failures = 0;
-        }
-        if (!signal.aborted) throw new Error('the log subscription ended');
-      } catch (error) {
-        if (signal.aborted) return;
-        failures++;
+    const items = resubscribing(this.#o.events, {
+      after,
+      signal,
+      batchSize: this.#o.batchSize,
+      retry: this.#o.retry,
+      onFailure: ({ error, after: position }) => {
         this.#lastError = `reading the log: ${messageOf(error)}`;
-        this.#o.logger.warn({ err: error, position: cursor }, 'kafka forwarder lost the log; resubscribing');
-        await pause(this.#backoff(failures), signal);
-      }
+        this.#o.logger.warn({ err: error, position }, 'kafka forwarder lost the log; resubscribing');
+      },
+    });
+    for await (const item of items) {
+      if (isCaughtUp(item)) continue;
+      await queue.untilRoom(signal);
+      if (signal.aborted) return;
+      queue.push(item);
     }
   }
 
@@ -326,20 +320,6 @@ function settle(operation: Promise<void>, signal: AbortSignal, graceMs: number):
     );
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Sleeps `ms`, or less when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
   });
 }
 

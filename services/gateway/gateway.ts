@@ -1,4 +1,4 @@
-import { ProjectionRunner } from '../../projections/runner.ts';
+import { ProjectionRunner, type ProjectionRunnerOptions } from '../../projections/runner.ts';
 import { studiosProjection } from '../../projections/studios.ts';
 import { tokensProjection } from '../../projections/tokens.ts';
 import type { StudioConfig } from '../../shared/config.ts';
@@ -19,6 +19,7 @@ import { envService } from '../env/actions.ts';
 import { forwarderHealth, gatewayForwarder } from '../forwarder/gateway.ts';
 import { studiosService } from '../studios/actions.ts';
 import type { GatewayContext } from './context.ts';
+import { isReady, readModelsHealth } from './health.ts';
 import { loadKeys } from './keys.ts';
 import { GATEWAY_PROJECTIONS } from './projections.ts';
 
@@ -27,6 +28,8 @@ export interface GatewayOptions {
   logger?: Logger;
   processEnv?: NodeJS.ProcessEnv;
   storeHooks?: StoreTestHooks;
+  /** Tests: the read models' retry backoff and how long failing reads may last before they are stale. */
+  readModels?: ProjectionRunnerOptions;
   /** Overrides for tests: the upstream client and the providers. */
   ai?: Omit<AiModuleOptions, 'dataDir'>;
 }
@@ -62,7 +65,13 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
       hooks: options.storeHooks,
     });
     counters = await openCounters(config);
-    const projections = new ProjectionRunner(store.events, store.checkpoints, GATEWAY_PROJECTIONS, logger);
+    const projections = new ProjectionRunner(
+      store.events,
+      store.checkpoints,
+      GATEWAY_PROJECTIONS,
+      logger,
+      options.readModels,
+    );
     await projections.start();
     const ctx: GatewayContext = {
       events: store.events,
@@ -104,6 +113,8 @@ function singletonKey(name: string): number {
 export function tokenLookup(ctx: GatewayContext): TokenLookup {
   return {
     findByHash(hash) {
+      // Fail closed: a stale model may still hold a token revoked (or a studio paused) meanwhile.
+      ctx.projections.liveness.assertFresh('a token');
       const tokens = ctx.projections.state(tokensProjection);
       const tokenId = tokens.byHash.get(hash);
       const token = tokenId === undefined ? undefined : tokens.byId.get(tokenId);
@@ -147,7 +158,27 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     authenticator: new Authenticator(opened.adminKey, tokenLookup(ctx)),
     logger: ctx.logger,
     largeBodiesBudgetBytes: options.config.largeBodiesBudgetBytes,
-    health: async () => ({ ...(await health(ctx)), ...(await forwarderHealth(forwarder)) }),
+    assertServing: () => ctx.projections.liveness.assertFresh('this request'),
+    health: async () => {
+      const { status, ...rest } = await readModelsHealth(ctx.events, ctx.projections);
+      // The forwarder's status reads the log too: while the log is unreachable, it is left out.
+      const forwarding = await forwarderHealth(forwarder).catch(() => ({}));
+      return { status, timestamp: new Date().toISOString(), ...rest, ...forwarding };
+    },
+    ready: async () => {
+      const health = await readModelsHealth(ctx.events, ctx.projections);
+      const ready = isReady(health);
+      return {
+        ready,
+        body: {
+          status: ready ? 'ready' : 'not_ready',
+          timestamp: new Date().toISOString(),
+          event_store: health.event_store,
+          read_models: health.read_models,
+          projections: health.projections,
+        },
+      };
+    },
   });
   const { host, port } = options.config.gateway;
   let listening: Listening;
@@ -176,28 +207,5 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       await ai.close();
       await opened.close();
     },
-  };
-}
-
-const LAG_COUNT_CAP = 10_000;
-
-/** The runtime's health shape (seed 2.4) plus the event store and how far each projection lags. */
-async function health(ctx: GatewayContext) {
-  const head = await ctx.events.headPosition();
-  const projections = await Promise.all(
-    ctx.projections.status().map(async (p) => ({
-      name: p.name,
-      position: p.position,
-      lag:
-        p.position >= head
-          ? 0
-          : (await ctx.events.readAll({ after: p.position, limit: LAG_COUNT_CAP })).length,
-    })),
-  );
-  return {
-    status: 'ok',
-    timestamp: new Date().toISOString(),
-    event_store: { kind: ctx.events.kind, head_position: head },
-    projections,
   };
 }

@@ -1,4 +1,6 @@
 import type { CheckpointStore } from '../../projections/checkpoints.ts';
+import type { BackoffOptions } from '../../shared/event-store/backoff.ts';
+import { logReadFailures, resubscribing } from '../../shared/event-store/resubscribe.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
 import { isCaughtUp } from '../../shared/event-store/types.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -23,6 +25,8 @@ export class EffectDispatcher {
     private readonly checkpoints: CheckpointStore,
     private readonly plugins: PluginManager,
     private readonly logger: Logger,
+    /** Backoff between a failed read of the log and the next try. Default 100 ms doubling to 5 s. */
+    private readonly retry?: BackoffOptions,
   ) {}
 
   async start(): Promise<void> {
@@ -37,10 +41,13 @@ export class EffectDispatcher {
     this.#timer.unref();
   }
 
+  /** Follows the log for good: a failed read is retried (with backoff) after the last dispatched event. */
   async #follow(): Promise<void> {
-    for await (const item of this.events.subscribe({
+    for await (const item of resubscribing(this.events, {
       after: this.#position,
       signal: this.#controller.signal,
+      retry: this.retry,
+      onFailure: logReadFailures(this.logger, 'effect dispatcher cannot read the log; retrying'),
     })) {
       if (isCaughtUp(item)) continue;
       if (item.streamId.startsWith('session-')) await this.plugins.dispatch(item);

@@ -21,6 +21,8 @@ export interface RuntimeRouteDeps {
     receiveFromDashboard(id: string, text: string): Promise<unknown>;
   };
   status: () => Record<string, unknown>;
+  /** The body of GET /health: `status` ok or degraded, and why. */
+  health: () => Record<string, unknown>;
 }
 
 const BODY_LIMIT = 1024 * 1024;
@@ -66,7 +68,7 @@ export function mountRuntimeRoutes(app: Express, deps: RuntimeRouteDeps): void {
   const { plugins, sessions } = deps;
 
   app.get('/health', (_req, res) => {
-    res.json({ status: 'ok', timestamp: new Date().toISOString() });
+    res.json(deps.health());
   });
 
   app.use('/api', (req, _res, next) => {

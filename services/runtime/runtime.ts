@@ -18,6 +18,7 @@ import { StreamHub } from '../sessions/stream-hub.ts';
 import { agentTurnRunner } from './agent/turn.ts';
 import { EffectDispatcher } from './effects.ts';
 import { GatewayClient } from './gateway-client.ts';
+import { runtimeHealth } from './health.ts';
 import { LiveBus } from './live.ts';
 import { chatPlugin } from './plugins/chat/index.ts';
 import { filesPlugin } from './plugins/files/index.ts';
@@ -125,6 +126,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     await effects.start();
     cleanups.push(() => effects.stop());
 
+    const hub = options.sdkRoutes ? new StreamHub(store.events, logger) : undefined;
+    if (hub) cleanups.push(async () => hub.close());
     const app = baseApp(logger);
     app.use(
       originGuard({
@@ -144,10 +147,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         model: config.agentModel,
         sessions: sessions.list().length,
       }),
+      health: () => runtimeHealth(projections, hub),
     });
-    if (options.sdkRoutes) {
-      const hub = new StreamHub(store.events, logger);
-      cleanups.push(async () => hub.close());
+    if (hub) {
       mountSdkRoutes(app, {
         sessions,
         events: store.events,

@@ -73,8 +73,16 @@ export class SessionService {
     return view;
   }
 
-  /** Runs a command on a session under its lock and waits until the read model shows it. */
-  record(sessionId: string, command: SessionCommand, metadata: EventMetadata = { actor: 'runtime' }) {
+  /**
+   * Runs a command on a session under its lock and waits (bounded) until the read model shows it;
+   * with `mustShow`, a read model that does not get there is a 503 `unavailable`.
+   */
+  record(
+    sessionId: string,
+    command: SessionCommand,
+    metadata: EventMetadata = { actor: 'runtime' },
+    mustShow = false,
+  ) {
     return this.#locked(sessionId, async () => {
       const result = await handleCommand(
         this.options.events,
@@ -84,7 +92,9 @@ export class SessionService {
         metadata,
         this.#cache,
       );
-      if (result.position !== undefined) await this.options.projections.waitFor(result.position);
+      if (result.position === undefined) return result;
+      if (mustShow) await this.options.projections.settle(result.position);
+      else await this.options.projections.waitFor(result.position);
       return result;
     });
   }
@@ -122,6 +132,7 @@ export class SessionService {
         chatId: input.chatId ?? null,
       },
       input.metadata,
+      true,
     );
     return this.require(sessionId);
   }
@@ -162,7 +173,7 @@ export class SessionService {
       [...copies.map((e) => ({ type: e.type, data: e.data })), ...decided],
       { expected: 'no_stream', metadata },
     );
-    await this.options.projections.waitFor(result.position);
+    await this.options.projections.settle(result.position);
     return this.require(sessionId);
   }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { FailingReads, until as waitUntil } from '../../test/support/failing-reads.ts';
 import { MAX_EVENTS_PER_TURN, StreamHub } from './stream-hub.ts';
 
 const until = async (check: () => boolean) => {
@@ -96,6 +97,34 @@ describe('StreamHub', () => {
     await until(() => again.length === 1);
     expect(again).toEqual([1]);
     leaveAgain();
+    hub.close();
+  });
+});
+
+describe('StreamHub across failed reads', () => {
+  it('hands every event exactly once, in order, when reads of the stream fail for a while', async () => {
+    const reads = new FailingReads((read) => read.kind === 'readStream');
+    const store = new MemoryEventStore(reads.hooks);
+    const hub = new StreamHub(store, createLogger('silent'), { initialMs: 5, maxMs: 20 });
+    const seen: number[] = [];
+    const leave = hub.listen('s-1', -1, (batch) => seen.push(...batch.map((e) => e.revision)));
+    await store.append('s-1', ticks(0, 3), system);
+    await until(() => seen.length === 3);
+
+    reads.failing = true;
+    await store.append('s-1', ticks(3, 2), system);
+    await waitUntil(() => reads.failures >= 3, 'three failed reads');
+    expect(hub.health()).toMatchObject({ tails: 1, stalled: 1 });
+    expect(hub.health().stalled_since).not.toBeNull();
+    await store.append('s-1', ticks(5, 2), system);
+
+    reads.failing = false;
+    await until(() => seen.length >= 7);
+    await store.append('s-1', ticks(7, 1), system);
+    await until(() => seen.length >= 8);
+    expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(hub.health()).toEqual({ tails: 1, stalled: 0, stalled_since: null });
+    leave();
     hub.close();
   });
 });

@@ -1,3 +1,5 @@
+import type { BackoffOptions } from '../../shared/event-store/backoff.ts';
+import { logReadFailures, resubscribing } from '../../shared/event-store/resubscribe.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
 import { isCaughtUp } from '../../shared/event-store/types.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -18,6 +20,17 @@ interface Tail {
   deliveryScheduled: boolean;
   /** Resolves the reader when the listeners have taken what was pending (back-pressure). */
   drained: (() => void) | undefined;
+  /** When its reads started failing (ms since epoch); undefined while it follows the stream. */
+  failingSince: number | undefined;
+}
+
+export interface StreamHubHealth {
+  /** Streams followed now. */
+  tails: number;
+  /** Tails whose reads fail (each retries with backoff and resumes where it stopped). */
+  stalled: number;
+  /** When the oldest of those started failing (ISO 8601), or null. */
+  stalled_since: string | null;
 }
 
 /**
@@ -32,6 +45,8 @@ export class StreamHub {
   constructor(
     private readonly events: EventStore,
     private readonly logger: Logger,
+    /** Backoff between a failed read and the next try. Default 100 ms doubling to 5 s. */
+    private readonly retry?: BackoffOptions,
   ) {}
 
   /** Calls `listener` with the events of `streamId` after `afterRevision` (or after the tail's start). */
@@ -44,6 +59,7 @@ export class StreamHub {
         pending: [],
         deliveryScheduled: false,
         drained: undefined,
+        failingSince: undefined,
       };
       this.#tails.set(streamId, created);
       void this.#follow(streamId, afterRevision, created);
@@ -61,22 +77,47 @@ export class StreamHub {
     };
   }
 
+  /**
+   * Reads the stream into `pending` until the last listener leaves. A failed read is retried (with
+   * backoff) after the last revision queued, so listeners get every event once across the outage.
+   */
   async #follow(streamId: string, after: number, tail: Tail): Promise<void> {
-    try {
-      for await (const item of this.events.subscribe({ streamId, after, signal: tail.controller.signal })) {
-        if (isCaughtUp(item)) continue;
-        tail.pending.push(item);
-        this.#scheduleDelivery(tail);
-        if (tail.pending.length >= MAX_EVENTS_PER_TURN) {
-          await new Promise<void>((resolve) => {
-            tail.drained = resolve;
-          });
-        }
+    const logFailure = logReadFailures(this.logger, 'stream tail cannot read; retrying', { streamId });
+    const items = resubscribing(this.events, {
+      streamId,
+      after,
+      signal: tail.controller.signal,
+      retry: this.retry,
+      onFailure: (failure) => {
+        tail.failingSince ??= Date.now();
+        logFailure(failure);
+      },
+    });
+    for await (const item of items) {
+      if (tail.failingSince !== undefined) {
+        this.logger.info({ streamId }, 'stream tail reads again');
+        tail.failingSince = undefined;
       }
-    } catch (error) {
-      this.logger.warn({ err: error, streamId }, 'stream tail stopped');
-      if (this.#tails.get(streamId) === tail) this.#tails.delete(streamId);
+      if (isCaughtUp(item)) continue;
+      tail.pending.push(item);
+      this.#scheduleDelivery(tail);
+      if (tail.pending.length >= MAX_EVENTS_PER_TURN) {
+        await new Promise<void>((resolve) => {
+          tail.drained = resolve;
+        });
+      }
     }
+  }
+
+  health(): StreamHubHealth {
+    const failing = [...this.#tails.values()].flatMap((t) =>
+      t.failingSince === undefined ? [] : [t.failingSince],
+    );
+    return {
+      tails: this.#tails.size,
+      stalled: failing.length,
+      stalled_since: failing.length === 0 ? null : new Date(Math.min(...failing)).toISOString(),
+    };
   }
 
   #scheduleDelivery(tail: Tail): void {

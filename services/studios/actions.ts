@@ -133,7 +133,9 @@ export function studiosService(gw: GatewayContext) {
               expiresAt,
             },
             ctx,
-          );
+          ).catch((error: unknown) => {
+            throw unshownToken(error, tokenId);
+          });
           const { revoked_at: _revokedAt, ...token } = tokens().byId.get(tokenId)!;
           return { user_token: userToken, token };
         },
@@ -169,4 +171,17 @@ export function studiosService(gw: GatewayContext) {
       }),
     ],
   });
+}
+
+/**
+ * The token was issued but the read models cannot show it (503): its secret is not sent in an
+ * error, so it can never be used; the id lets an admin revoke it.
+ */
+function unshownToken(error: unknown, tokenId: string): unknown {
+  if (!(error instanceof ApiError) || error.code !== 'unavailable') return error;
+  return new ApiError(
+    'unavailable',
+    `token ${tokenId} was issued but cannot be shown while the read models are behind; revoke it once GET /ready answers 200, and issue another`,
+    { ...error.options, details: { token_id: tokenId } },
+  );
 }

@@ -134,6 +134,7 @@ export class MemoryEventStore implements EventStore {
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     assertStorableIdentifier('stream id', streamId);
+    if (this.hooks.beforeRead) await this.hooks.beforeRead({ kind: 'readStream', streamId });
     const stream = this.#streams.get(streamId) ?? [];
     const from = (options.after ?? NO_STREAM) + 1;
     return stream.slice(from, from + (options.limit ?? Number.MAX_SAFE_INTEGER)).map(clone);
@@ -141,6 +142,7 @@ export class MemoryEventStore implements EventStore {
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
     assertReadableAll(options);
+    if (this.hooks.beforeRead) await this.hooks.beforeRead({ kind: 'readAll', options });
     const visibleBelow = this.#visibleBelow();
     const after = options.after ?? 0;
     const limit = options.limit ?? Number.MAX_SAFE_INTEGER;

@@ -126,6 +126,7 @@ export class SqlEventStore implements EventStore {
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     assertStorableIdentifier('stream id', streamId);
+    await this.options.hooks?.beforeRead?.({ kind: 'readStream', streamId });
     const result = await this.db.query<EventRow>(
       `SELECT ${COLUMNS} FROM events WHERE stream_id = $1 AND revision > $2 ORDER BY revision LIMIT $3`,
       [streamId, options.after ?? NO_STREAM, options.limit ?? null],
@@ -135,6 +136,7 @@ export class SqlEventStore implements EventStore {
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
     assertReadableAll(options);
+    await this.options.hooks?.beforeRead?.({ kind: 'readAll', options });
     const params: unknown[] = [options.after ?? 0, options.limit ?? null];
     let where = `position > $1 AND ${VISIBLE}`;
     if (options.streamId !== undefined) {

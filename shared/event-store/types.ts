@@ -167,7 +167,17 @@ export function assertReadableAll(options: ReadAllOptions): void {
  */
 export interface StoreTestHooks {
   beforeCommit?: (streamId: string) => Promise<void>;
+  /**
+   * Awaited before `readAll` / `readStream` (memory and SQL adapters) reads anything: a rejection
+   * is that read failing, as a connection reset would make it fail.
+   */
+  beforeRead?: (read: StoreRead) => Promise<void>;
 }
+
+/** Which read `beforeRead` is about to run. */
+export type StoreRead =
+  | { kind: 'readAll'; options: ReadAllOptions }
+  | { kind: 'readStream'; streamId: string };
 
 /** `after` of the last revision of a stream (-1 means empty). */
 export const NO_STREAM = -1;

@@ -16,9 +16,17 @@ export interface HttpAppOptions {
   registry: ActionRegistry;
   authenticator: Authenticator;
   logger: Logger;
+  /** GET /health: always 200 while the process serves; the body says `ok` or `degraded`. */
   health: () => Promise<Record<string, unknown>>;
   /** Bytes of request bodies over 1 MiB handled at once (default 256 MiB); beyond, 503 `overloaded`. */
   largeBodiesBudgetBytes?: number;
+  /** GET /ready: 200 when `ready`, else 503 (for load balancers: send no traffic here yet). */
+  ready?: () => Promise<{ ready: boolean; body: Record<string, unknown> }>;
+  /**
+   * Called before every `/v1` request, credential or not: throws (503 `unavailable`) while the
+   * read models the API answers from cannot be trusted, so nothing is answered from stale state.
+   */
+  assertServing?: () => void;
 }
 
 declare module 'express-serve-static-core' {
@@ -77,8 +85,22 @@ export function createHttpApp(options: HttpAppOptions): Express {
     }
   });
 
+  const { ready } = options;
+  if (ready) {
+    app.get('/ready', async (_req, res, next) => {
+      try {
+        const answer = await ready();
+        if (!answer.ready) res.setHeader('Retry-After', '1');
+        res.status(answer.ready ? 200 : 503).json(answer.body);
+      } catch (error) {
+        next(error);
+      }
+    });
+  }
+
   app.use('/v1', (req, _res, next) => {
     try {
+      options.assertServing?.();
       req.identity = authenticator.identify(req.header('authorization'));
       next();
     } catch (error) {

@@ -8,7 +8,11 @@ export type Identity =
 
 export type IdentityKind = Identity['kind'];
 
-/** What authentication needs to know about a token; answered from memory, never from the database. */
+/**
+ * What authentication needs to know about a token; answered from memory, never from the database.
+ * When that memory cannot be trusted (its read models stopped following the log), `findByHash`
+ * throws 503 `unavailable` instead of answering from it: authentication fails closed.
+ */
 export interface TokenLookup {
   /** The token with this SHA-256, its studio's status, or undefined when no such token was issued. */
   findByHash(

@@ -149,7 +149,7 @@ describe('Argon2 verifications are bounded', () => {
     const busy = all.filter((res) => res.status === 503);
     expect(busy).toHaveLength(refused);
     expect(all.filter((res) => res.status === 401)).toHaveLength(ARGON2_SLOTS + ARGON2_QUEUE);
-    expect(busy[0]!.json.error.code).toBe('service_unavailable');
+    expect(busy[0]!.json.error.code).toBe('overloaded');
     expect(busy[0]!.headers.get('retry-after')).toBe('1');
     // A 503 was not an attempt: it was given back, and the address may still sign in.
     const from = `127.0.0.${address}`;

@@ -238,12 +238,12 @@ describe('configuration', () => {
         studio_id: studio,
       });
       expect(res.status, res.text).toBe(503);
-      expect(res.json.error.code).toBe('service_unavailable');
+      expect(res.json.error.code).toBe('unavailable');
       expect(res.json.error.message).toContain('STUDIO_PUBLIC_URL');
       const plain = await gw.api('POST', '/v1/accounts/oauth/start', {
         body: { provider: 'oidc', studio_id: studio },
       });
-      expect(expectApiError(plain, 503, 'service_unavailable').message).toContain('STUDIO_PUBLIC_URL');
+      expect(expectApiError(plain, 503, 'unavailable').message).toContain('STUDIO_PUBLIC_URL');
     } finally {
       await setEnv('STUDIO_PUBLIC_URL', gw.url);
     }

@@ -65,7 +65,7 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-describe('video jobs survive a restart', () => {
+describe('video jobs survive a restart', { timeout: 90_000 }, () => {
   it('a job still running when the gateway stops is followed again at the next start, not started twice', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'studio-jobs-'));
     let g = await start();

@@ -45,6 +45,7 @@ const MATRIX: readonly Row[] = [
   ['GET /v1/services',                 401,   200,  200,   403,    401,     200],
   ['GET /v1/audit/events',             401,   403,  403,   403,    401,     200],
   ['GET /health',                      200,   200,  200,   200,    200,     200],
+  ['GET /ready',                       200,   200,  200,   200,    200,     200],
   ['GET /v1/ai/models',                401,   200,  200,   403,    401,     200],
   ['POST /v1/ai/text',                 401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/stream',               401,   200,  200,   403,    401,     403],
@@ -196,6 +197,7 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   'GET /v1/services': async () => ({ path: '/v1/services' }),
   'GET /v1/audit/events': async () => ({ path: '/v1/audit/events?limit=5' }),
   'GET /health': async () => ({ path: '/health' }),
+  'GET /ready': async () => ({ path: '/ready' }),
   'GET /v1/ai/models': async () => ({ path: '/v1/ai/models' }),
   'POST /v1/ai/text': async () => ({ path: '/v1/ai/text', body: { model: 'dev/echo', prompt: 'hi' } }),
   'POST /v1/ai/stream': async () => ({ path: '/v1/ai/stream', body: { model: 'dev/echo', prompt: 'hi' } }),
@@ -308,7 +310,7 @@ it('the matrix covers every route the gateway serves, each once', () => {
     .services()
     .flatMap((s) => s.actions.map((a) => `${a.method} /v1/${s.id}/${a.action}`));
   expect(served.length).toBeGreaterThan(10);
-  expect([...routes].sort()).toEqual(['GET /health', 'GET /v1/services', ...served].sort());
+  expect([...routes].sort()).toEqual(['GET /health', 'GET /ready', 'GET /v1/services', ...served].sort());
 });
 
 for (const [route, ...statuses] of MATRIX) {

@@ -233,7 +233,7 @@ describe.each(NAMES)('%s through every route that takes an id', (name) => {
   });
 });
 
-describe('across a restart (PGlite: read models come back from their snapshots)', () => {
+describe('across a restart (PGlite: read models come back from their snapshots)', { timeout: 90_000 }, () => {
   it('studios named like prototype members are still found, listed, and their tokens still work', async () => {
     const gw = await startTestGateway({ store: 'pglite', logLevel: 'silent' });
     try {

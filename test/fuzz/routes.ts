@@ -25,6 +25,7 @@ const schemaOf = (schema: z.ZodType): JsonSchema =>
 export function gatewayRoutes(registry: ActionRegistry): FuzzRoute[] {
   const routes: FuzzRoute[] = [
     { server: 'gateway', method: 'GET', path: '/health', input: {}, destructive: false },
+    { server: 'gateway', method: 'GET', path: '/ready', input: {}, destructive: false },
     { server: 'gateway', method: 'GET', path: '/v1/services', input: {}, destructive: false },
   ];
   for (const service of registry.services()) {

@@ -20,8 +20,9 @@ describe('runtime health and status (seed 2.4)', () => {
   it('GET /health', async () => {
     const res = await stack.call('GET', '/health');
     expect(res.status).toBe(200);
-    expect(Object.keys(res.json).sort()).toEqual(['status', 'timestamp']);
+    expect(Object.keys(res.json).sort()).toEqual(['read_models', 'status', 'stream_tails', 'timestamp']);
     expect(res.json.status).toBe('ok');
+    expect(res.json.read_models).toMatchObject({ state: 'live', stalled_since: null });
     expect(new Date(res.json.timestamp).toISOString()).toBe(res.json.timestamp);
   });
 

@@ -23,6 +23,10 @@ export interface TestGatewayOptions {
   ai?: GatewayOptions['ai'];
   /** STUDIO_MASTER_KEY (64 hex): gateways sharing one database must share it. Default: a random one. */
   masterKey?: string;
+  /** Store test hooks (e.g. reads that fail on demand). */
+  storeHooks?: GatewayOptions['storeHooks'];
+  /** The read models' retry backoff and stale bound. */
+  readModels?: GatewayOptions['readModels'];
 }
 
 export interface ApiRequest {
@@ -97,7 +101,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
   });
   const processEnv = options.processEnv ?? {};
-  const start = () => startGateway({ config, logger, processEnv, ...(options.ai ? { ai: options.ai } : {}) });
+  const { ai, storeHooks, readModels } = options;
+  const start = () => startGateway({ config, logger, processEnv, ai, storeHooks, readModels });
 
   let running: RunningGateway | undefined;
   try {
