@@ -69,3 +69,14 @@ export async function materialize(
   }
   return { tags: tags.join('\n'), files };
 }
+
+/** A prompt's text with its attachments written to the workspace and their tags placed before it. */
+export async function materializePrompt(
+  workspace: string,
+  sessionId: string,
+  text: string,
+  attachments: readonly Attachment[] = [],
+): Promise<{ text: string; files: TurnAttachment[] }> {
+  const { tags, files } = await materialize(workspace, sessionId, attachments);
+  return { text: tags ? `${tags}\n\n${text}` : text, files };
+}

@@ -10,9 +10,10 @@ import { baseApp } from '../../shared/http/app.ts';
 import { errorMiddleware, sendError } from '../../shared/http/errors.ts';
 import { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import { hostsOf, originGuard } from '../../shared/http/origin-guard.ts';
+import { mountRoutes } from '../../shared/http/serve.ts';
 import { listen } from '../../shared/http/server.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { mountSdkRoutes } from '../sessions/routes.ts';
+import { sdkRoutes } from '../sessions/routes.ts';
 import { SessionService } from '../sessions/service.ts';
 import { StreamHub } from '../sessions/stream-hub.ts';
 import { agentTurnRunner } from './agent/turn.ts';
@@ -26,7 +27,7 @@ import { PluginManager } from './plugins/manager.ts';
 import { mcpPlugin } from './plugins/mcp/index.ts';
 import type { Plugin } from './plugins/types.ts';
 import { RUNTIME_PROJECTIONS } from './projections.ts';
-import { mountRuntimeRoutes } from './routes.ts';
+import { mountRuntimeRoutes, RUNTIME_POLICY } from './routes/index.ts';
 
 export interface RuntimeOptions {
   config: StudioConfig;
@@ -103,6 +104,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       events: store.events,
       projections,
       logger,
+      workspace: config.workspace,
       maxQueue: config.maxQueuedTurns,
       runTurn: agentTurnRunner({
         gateway,
@@ -150,17 +152,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       health: () => runtimeHealth(projections, hub),
     });
     if (hub) {
-      mountSdkRoutes(app, {
+      const routes = sdkRoutes({
         sessions,
         events: store.events,
         hub,
         live,
         plugins,
-        workspace: config.workspace,
         model: config.agentModel,
         heartbeatMs: config.sseHeartbeatMs,
         openStreams: new OpenStreamLimit(config.maxStreamsPerClient),
       });
+      mountRoutes(app, routes, RUNTIME_POLICY);
     }
     app.use((req, res) => sendError(res, new ApiError('not_found', `no route ${req.method} ${req.path}`)));
     app.use(errorMiddleware(logger));

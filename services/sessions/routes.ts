@@ -1,18 +1,11 @@
-import type { Express, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import type { MessageView, SessionView } from '../../projections/sessions.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
-import { readJsonBody } from '../../shared/http/app.ts';
+import { defineRoute, noInput, withStatus } from '../../shared/http/action.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
-import { validationError } from '../../shared/http/errors.ts';
 import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
-import {
-  type Attachment,
-  AttachmentSchema,
-  MAX_ATTACHMENT_BYTES,
-  materialize,
-} from '../runtime/attachments.ts';
+import { AttachmentSchema, MAX_ATTACHMENT_BYTES } from '../runtime/attachments.ts';
 import type { LiveBus } from '../runtime/live.ts';
 import type { PluginManager } from '../runtime/plugins/manager.ts';
 import type { SessionService } from './service.ts';
@@ -26,7 +19,6 @@ export interface SdkRouteDeps {
   hub: StreamHub;
   live: LiveBus;
   plugins: PluginManager;
-  workspace: string;
   model: string;
   heartbeatMs: number;
   /** Bounds the event streams one client holds open. */
@@ -45,24 +37,6 @@ function decodeCursor(value: string | undefined): string | undefined {
   return decoded;
 }
 
-function parse<T>(schema: z.ZodType<T>, raw: unknown, where: 'body' | 'query'): T {
-  const parsed = schema.safeParse(raw ?? {});
-  if (!parsed.success) throw validationError(parsed.error, where);
-  return parsed.data;
-}
-
-const handle =
-  (handler: (req: Request, res: Response) => Promise<unknown>, bodyLimit = 1024 * 1024) =>
-  async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      if (req.method === 'POST') await readJsonBody(req, res, bodyLimit);
-      const result = await handler(req, res);
-      if (!res.headersSent && result !== undefined) res.json(result);
-    } catch (error) {
-      next(error);
-    }
-  };
-
 const messageView = (m: MessageView) => ({
   id: m.id,
   role: m.role,
@@ -71,180 +45,175 @@ const messageView = (m: MessageView) => ({
 });
 const sessionView = (v: SessionView) => v.session;
 
-/** The session routes of seed 4.5: a small API that keeps a local agent and a remote client aligned. */
-export function mountSdkRoutes(app: Express, deps: SdkRouteDeps): void {
+/** The session API: a small set of routes that keeps a local agent and a remote client aligned. */
+export function sdkRoutes(deps: SdkRouteDeps) {
   const { sessions } = deps;
   const base = '/api/sdk/sessions';
-  const find = (req: Request) => sessions.require(String(req.params.id));
+  // The session named in the path, looked up once the body is read and before it is parsed: an
+  // unknown one is a 404 whatever the body holds.
+  const params = z.object({ id: z.string() }).transform(({ id }) => sessions.require(id));
 
-  app.get(
-    base,
-    handle(async (req) => {
-      const q = parse(z.strictObject({ limit, cursor }), { ...req.query }, 'query');
-      const after = decodeCursor(q.cursor);
-      const all = sessions
-        .list()
-        .map((v) => v.session)
-        .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
-      const start = after === undefined ? 0 : all.findIndex((s) => `${s.created_at}|${s.id}` === after) + 1;
-      if (after !== undefined && start === 0)
-        throw new ApiError('validation_failed', 'unknown cursor', { param: 'cursor' });
-      const items = all.slice(start, start + q.limit);
-      const last = items.at(-1);
-      const more = start + q.limit < all.length;
-      return { items, next_cursor: more && last ? encodeCursor(`${last.created_at}|${last.id}`) : null };
+  return [
+    defineRoute({
+      method: 'GET',
+      path: base,
+      input: z.strictObject({ limit, cursor }),
+      handler: (q) => {
+        const after = decodeCursor(q.cursor);
+        const all = sessions
+          .list()
+          .map((v) => v.session)
+          .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
+        const start = after === undefined ? 0 : all.findIndex((s) => `${s.created_at}|${s.id}` === after) + 1;
+        if (after !== undefined && start === 0)
+          throw new ApiError('validation_failed', 'unknown cursor', { param: 'cursor' });
+        const items = all.slice(start, start + q.limit);
+        const last = items.at(-1);
+        const more = start + q.limit < all.length;
+        return { items, next_cursor: more && last ? encodeCursor(`${last.created_at}|${last.id}`) : null };
+      },
     }),
-  );
 
-  app.post(
-    base,
-    handle(async (req, res) => {
-      const body = parse(
-        z.strictObject({
-          title: z.string().max(200).optional(),
-          model: z.string().min(1).max(200).optional(),
-          system: z.string().max(100_000).optional(),
-        }),
-        req.body,
-        'body',
-      );
-      const view = await sessions.create({
-        kind: 'sdk',
-        title: body.title ?? '',
-        model: body.model ?? deps.model,
-        system: body.system ?? '',
-      });
-      res.status(201);
-      return sessionView(view);
+    defineRoute({
+      method: 'POST',
+      path: base,
+      status: 201,
+      input: z.strictObject({
+        title: z.string().max(200).optional(),
+        model: z.string().min(1).max(200).optional(),
+        system: z.string().max(100_000).optional(),
+      }),
+      handler: async (body) => {
+        const view = await sessions.create({
+          kind: 'sdk',
+          title: body.title ?? '',
+          model: body.model ?? deps.model,
+          system: body.system ?? '',
+        });
+        return sessionView(view);
+      },
     }),
-  );
 
-  app.get(
-    `${base}/:id`,
-    handle(async (req) => sessionView(find(req))),
-  );
-
-  app.get(
-    `${base}/:id/history`,
-    handle(async (req) => {
-      const { session } = find(req);
-      const q = parse(
-        z.strictObject({
-          after: z.coerce.number().int().min(-1).default(-1),
-          limit: z.coerce.number().int().min(1).max(1000).default(200),
-        }),
-        { ...req.query },
-        'query',
-      );
-      const events = await deps.events.readStream(sessionStreamId(session.id), {
-        after: q.after,
-        limit: q.limit,
-      });
-      return {
-        items: events.map(eventView),
-        next_after: events.length === q.limit ? events.at(-1)!.revision : null,
-      };
+    defineRoute({
+      method: 'GET',
+      path: `${base}/:id`,
+      params,
+      input: noInput,
+      handler: (_input, { params: view }) => sessionView(view),
     }),
-  );
 
-  app.get(
-    `${base}/:id/messages`,
-    handle(async (req) => {
-      const view = find(req);
-      const q = parse(z.strictObject({ limit, cursor }), { ...req.query }, 'query');
-      const after = decodeCursor(q.cursor);
-      const start = after === undefined ? 0 : view.messages.findIndex((m) => m.id === after) + 1;
-      if (after !== undefined && start === 0)
-        throw new ApiError('validation_failed', 'unknown cursor', { param: 'cursor' });
-      const items = view.messages.slice(start, start + q.limit);
-      const more = start + q.limit < view.messages.length;
-      return { items: items.map(messageView), next_cursor: more ? encodeCursor(items.at(-1)!.id) : null };
+    defineRoute({
+      method: 'GET',
+      path: `${base}/:id/history`,
+      params,
+      input: z.strictObject({
+        after: z.coerce.number().int().min(-1).default(-1),
+        limit: z.coerce.number().int().min(1).max(1000).default(200),
+      }),
+      handler: async (q, { params: { session } }) => {
+        const events = await deps.events.readStream(sessionStreamId(session.id), {
+          after: q.after,
+          limit: q.limit,
+        });
+        return {
+          items: events.map(eventView),
+          next_after: events.length === q.limit ? events.at(-1)!.revision : null,
+        };
+      },
     }),
-  );
 
-  app.get(
-    `${base}/:id/system`,
-    handle(async (req) => {
-      const { session } = find(req);
-      const plugins = (await Promise.all(deps.plugins.list().map((p) => deps.plugins.status(p.name)))).filter(
-        (p) => p.state === 'running',
-      );
-      return {
-        model: session.model,
-        system: session.system,
-        plugin_system: deps.plugins.systemPrompt(),
-        plugins: plugins.map((p) => p.name),
-        tools: deps.plugins
-          .tools()
-          .map((t) => ({ name: t.function.name, description: t.function.description })),
-      };
+    defineRoute({
+      method: 'GET',
+      path: `${base}/:id/messages`,
+      params,
+      input: z.strictObject({ limit, cursor }),
+      handler: (q, { params: view }) => {
+        const after = decodeCursor(q.cursor);
+        const start = after === undefined ? 0 : view.messages.findIndex((m) => m.id === after) + 1;
+        if (after !== undefined && start === 0)
+          throw new ApiError('validation_failed', 'unknown cursor', { param: 'cursor' });
+        const items = view.messages.slice(start, start + q.limit);
+        const more = start + q.limit < view.messages.length;
+        return { items: items.map(messageView), next_cursor: more ? encodeCursor(items.at(-1)!.id) : null };
+      },
     }),
-  );
 
-  app.post(
-    `${base}/:id/prompt`,
-    handle(async (req, res) => {
-      const { session } = find(req);
-      const body = parse(
-        z.strictObject({
-          text: z.string().refine((t) => t.trim().length > 0, 'text must not be empty'),
-          attachments: z.array(AttachmentSchema).max(20).optional(),
-          wait: z.boolean().default(true),
-        }),
-        req.body,
-        'body',
-      );
-      const files = await materialize(deps.workspace, session.id, (body.attachments ?? []) as Attachment[]);
-      const text = files.tags ? `${files.tags}\n\n${body.text}` : body.text;
-      const queued = await sessions.enqueue(session.id, { text, attachments: files.files, source: 'sdk' });
-      if (!body.wait) {
-        res.status(202);
-        return { queued: true, queueItemId: queued.turnId, queuePosition: queued.queuePosition };
-      }
-      const outcome = await queued.done;
-      if (outcome.status === 'failed')
-        throw new ApiError('upstream_error', `the turn failed: ${outcome.error}`);
-      if (outcome.status === 'cancelled')
-        throw new ApiError('conflict', `the turn was cancelled: ${outcome.reason}`);
-      const message = sessions
-        .require(session.id)
-        .messages.filter((m) => m.turn_id === queued.turnId && m.role === 'assistant')
-        .at(-1);
-      return {
-        turn_id: queued.turnId,
-        status: outcome.status,
-        message: message ? messageView(message) : null,
-      };
-    }, 8 * MAX_ATTACHMENT_BYTES),
-  );
-
-  app.post(
-    `${base}/:id/fork`,
-    handle(async (req, res) => {
-      const { session } = find(req);
-      const body = parse(z.strictObject({ at_revision: z.number().int().optional() }), req.body, 'body');
-      const fork = await sessions.fork(session.id, body.at_revision);
-      res.status(201);
-      return sessionView(fork);
+    defineRoute({
+      method: 'GET',
+      path: `${base}/:id/system`,
+      params,
+      input: noInput,
+      handler: async (_input, { params: { session } }) => {
+        const plugins = (
+          await Promise.all(deps.plugins.list().map((p) => deps.plugins.status(p.name)))
+        ).filter((p) => p.state === 'running');
+        return {
+          model: session.model,
+          system: session.system,
+          plugin_system: deps.plugins.systemPrompt(),
+          plugins: plugins.map((p) => p.name),
+          tools: deps.plugins
+            .tools()
+            .map((t) => ({ name: t.function.name, description: t.function.description })),
+        };
+      },
     }),
-  );
 
-  app.get(
-    `${base}/:id/events`,
-    handle(async (req, res) => {
-      const { session } = find(req);
-      const after = resumePoint(req);
-      const release = deps.openStreams.acquire(clientKeyOf(req.socket.remoteAddress));
-      res.once('close', release);
-      await streamSession(res, {
-        events: deps.events,
-        hub: deps.hub,
-        live: deps.live,
-        sessionId: session.id,
-        after,
-        heartbeatMs: deps.heartbeatMs,
-      });
-      return undefined;
+    defineRoute({
+      method: 'POST',
+      path: `${base}/:id/prompt`,
+      params,
+      input: z.strictObject({
+        text: z.string().refine((t) => t.trim().length > 0, 'text must not be empty'),
+        attachments: z.array(AttachmentSchema).max(20).optional(),
+        wait: z.boolean().default(true),
+      }),
+      bodyLimitBytes: 8 * MAX_ATTACHMENT_BYTES,
+      handler: async (body, { params: { session } }) => {
+        const result = await sessions.prompt(session.id, { ...body, source: 'sdk' });
+        if (result.queued)
+          return withStatus(202, {
+            queued: true,
+            queueItemId: result.turnId,
+            queuePosition: result.queuePosition,
+          });
+        return {
+          turn_id: result.turnId,
+          status: result.status,
+          message: result.message ? messageView(result.message) : null,
+        };
+      },
     }),
-  );
+
+    defineRoute({
+      method: 'POST',
+      path: `${base}/:id/fork`,
+      params,
+      status: 201,
+      input: z.strictObject({ at_revision: z.number().int().optional() }),
+      handler: async (body, { params: { session } }) =>
+        sessionView(await sessions.fork(session.id, body.at_revision)),
+    }),
+
+    defineRoute({
+      method: 'GET',
+      path: `${base}/:id/events`,
+      params,
+      input: noInput,
+      handler: async (_input, { params: { session }, req, res }) => {
+        const after = resumePoint(req);
+        const release = deps.openStreams.acquire(clientKeyOf(req.socket.remoteAddress));
+        res.once('close', release);
+        await streamSession(res, {
+          events: deps.events,
+          hub: deps.hub,
+          live: deps.live,
+          sessionId: session.id,
+          after,
+          heartbeatMs: deps.heartbeatMs,
+        });
+        return undefined;
+      },
+    }),
+  ];
 }

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { ProjectionRunner } from '../../projections/runner.ts';
-import { type SessionView, sessionsProjection } from '../../projections/sessions.ts';
+import { type MessageView, type SessionView, sessionsProjection } from '../../projections/sessions.ts';
 import { AggregateCache, handleCommand, loadAggregate } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventMetadata, EventStore } from '../../shared/event-store/types.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { type Attachment, materializePrompt } from '../runtime/attachments.ts';
 import {
   type SessionCommand,
   type SessionEvent,
@@ -25,6 +26,23 @@ export interface Turn {
   attachments: TurnAttachment[];
 }
 
+export interface PromptInput {
+  text: string;
+  attachments?: readonly Attachment[];
+  /** Who sent it: `sdk`, `execute`, `dashboard`. */
+  source: string;
+  /** Wait for the turn to end (default), or answer once it is queued. */
+  wait?: boolean;
+}
+
+export type PromptQueued = { queued: true; turnId: string; queuePosition: number };
+export type PromptAnswered = {
+  queued: false;
+  turnId: string;
+  status: 'completed';
+  message: MessageView | undefined;
+};
+
 export type TurnOutcome =
   | { status: 'completed'; turnId: string }
   | { status: 'failed'; turnId: string; error: string }
@@ -41,6 +59,8 @@ export interface SessionServiceOptions {
   projections: ProjectionRunner;
   runTurn: TurnRunner;
   logger: Logger;
+  /** Where a prompt's attachments are written. */
+  workspace: string;
   /** Most turns a session may have waiting (429 beyond). */
   maxQueue?: number;
 }
@@ -224,6 +244,34 @@ export class SessionService {
     const queuePosition = result.state.queue.indexOf(turnId) + 1 + (result.state.running ? 1 : 0);
     void this.#drain(sessionId);
     return { turnId, queuePosition, done };
+  }
+
+  /**
+   * A prompt from any route: its attachments written to the workspace, its turn queued and, unless
+   * `wait` is false, waited for. A failed turn is a 502, a cancelled one a 409; a completed one
+   * answers with the last message the assistant wrote in it.
+   */
+  prompt(sessionId: string, input: PromptInput & { wait?: true }): Promise<PromptAnswered>;
+  prompt(sessionId: string, input: PromptInput): Promise<PromptQueued | PromptAnswered>;
+  async prompt(sessionId: string, input: PromptInput): Promise<PromptQueued | PromptAnswered> {
+    this.require(sessionId);
+    const prompt = await materializePrompt(this.options.workspace, sessionId, input.text, input.attachments);
+    const queued = await this.enqueue(sessionId, {
+      text: prompt.text,
+      attachments: prompt.files,
+      source: input.source,
+    });
+    if (input.wait === false)
+      return { queued: true, turnId: queued.turnId, queuePosition: queued.queuePosition };
+    const outcome = await queued.done;
+    if (outcome.status === 'failed')
+      throw new ApiError('upstream_error', `the turn failed: ${outcome.error}`);
+    if (outcome.status === 'cancelled')
+      throw new ApiError('conflict', `the turn was cancelled: ${outcome.reason}`);
+    const message = this.require(sessionId)
+      .messages.filter((m) => m.turn_id === queued.turnId && m.role === 'assistant')
+      .at(-1);
+    return { queued: false, turnId: queued.turnId, status: outcome.status, message };
   }
 
   /** The session's decision state, from the cache plus whatever was appended since. */

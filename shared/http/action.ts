@@ -1,12 +1,14 @@
 import type { Request, Response } from 'express';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { EventMetadata } from '../event-store/types.ts';
 import type { Identity, IdentityKind } from './identity.ts';
 
 export type HttpMethod = 'GET' | 'POST';
 
-export interface ActionContext {
+export interface ActionContext<Params = unknown> {
   identity: Identity;
+  /** The path's `:params`, as the endpoint's `params` schema made them (`{}` when it has none). */
+  params: Params;
   requestId: string;
   /** Metadata for the events this request appends: actor, request and correlation ids. */
   metadata: EventMetadata;
@@ -16,32 +18,67 @@ export interface ActionContext {
   res: Response;
 }
 
-/** What a handler returns: a JSON body (status 200 unless the action says otherwise), or nothing when it wrote the response itself. */
+/** A JSON answer whose status depends on what happened (e.g. 202 when a prompt was only queued). */
+export class StatusAnswer {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
+}
+
+export const withStatus = (status: number, body: unknown) => new StatusAnswer(status, body);
+
+/**
+ * What a handler returns: a JSON body (status 200 unless the endpoint says otherwise), a
+ * `withStatus(…)`, or nothing when it wrote the response itself.
+ */
 export type ActionResult = unknown;
 
-export interface Action<Input = unknown> {
-  service: string;
-  /** May contain slashes: `tokens/apply`, `chat/completions`. */
-  action: string;
+/** What `serve` needs of anything it serves: a registry action or a route at a path. */
+export interface Endpoint<Input = unknown, Params = unknown> {
   method: HttpMethod;
-  /** Who may call it. Default `['user']`; `[]` lets everyone in, guests included. */
+  /** Who may call it. Default: the app's (`['user']` on the gateway); `[]` lets everyone in, guests included. */
   identities?: readonly IdentityKind[];
-  summary?: string;
   /** Parses the body (POST) or the query string (GET). */
   input: z.ZodType<Input>;
+  /** Parses the path's `:params`, once the body is read and before `input` is parsed. */
+  params?: z.ZodType<Params>;
   /** Largest accepted JSON body. Default 1 MiB. */
   bodyLimitBytes?: number;
   /** Status of a successful JSON answer. Default 200. */
   status?: number;
-  handler(input: Input, ctx: ActionContext): Promise<ActionResult> | ActionResult;
+  handler(input: Input, ctx: ActionContext<Params>): Promise<ActionResult> | ActionResult;
+}
+
+export interface Action<Input = unknown> extends Endpoint<Input> {
+  service: string;
+  /** May contain slashes: `tokens/apply`, `chat/completions`. */
+  action: string;
+  summary?: string;
+}
+
+/** An endpoint at its own express path (`/api/sdk/sessions/:id`), outside the action registry. */
+export interface Route<Input = unknown, Params = unknown> extends Endpoint<Input, Params> {
+  path: string;
 }
 
 export function defineAction<Input>(action: Action<Input>): Action<Input> {
   return action;
 }
 
+export function defineRoute<Input, Params = unknown>(route: Route<Input, Params>): Route<Input, Params> {
+  return route;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a list of endpoints with different inputs; each is typed where defined.
+export type AnyEndpoint = Endpoint<any, any>;
 // biome-ignore lint/suspicious/noExplicitAny: a list of actions with different inputs; each is typed where defined.
 export type AnyAction = Action<any>;
+// biome-ignore lint/suspicious/noExplicitAny: a list of routes with different inputs; each is typed where defined.
+export type AnyRoute = Route<any, any>;
+
+/** The input of an endpoint that reads none: any query is accepted and ignored. */
+export const noInput = z.object({});
 
 export interface EnvRequirement {
   key: string;

@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { ActionContext, AnyAction } from './action.ts';
-import { LargeBodyBudget, SMALL_BODY_BYTES } from './body-budget.ts';
-import { errorMiddleware, sendError, validationError } from './errors.ts';
-import { type Authenticator, actorOf, type Identity } from './identity.ts';
+import { defineRoute, noInput, withStatus } from './action.ts';
+import { LargeBodyBudget } from './body-budget.ts';
+import { errorMiddleware, sendError } from './errors.ts';
+import type { Authenticator, Identity } from './identity.ts';
 import type { ActionRegistry } from './registry.ts';
+import { mountRoutes, REQUEST_ID, serve } from './serve.ts';
 
-/** A route's body limit unless it says otherwise; larger bodies count against `LargeBodyBudget`. */
-export const BODY_LIMIT_BYTES = SMALL_BODY_BYTES;
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export { BODY_LIMIT_BYTES } from './serve.ts';
+
+/** Who a request is until an identity step says otherwise. */
+const GUEST: Identity = { kind: 'guest' };
 
 export interface HttpAppOptions {
   registry: ActionRegistry;
@@ -46,6 +48,7 @@ export function baseApp(logger: Logger): Express {
   app.use((req, res, next) => {
     const incoming = req.header('x-request-id');
     req.requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.identity = GUEST;
     res.setHeader('x-request-id', req.requestId);
     next();
   });
@@ -77,26 +80,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const app = baseApp(logger);
   const largeBodies = new LargeBodyBudget(options.largeBodiesBudgetBytes);
 
-  app.get('/health', async (_req, res, next) => {
-    try {
-      res.json(await options.health());
-    } catch (error) {
-      next(error);
-    }
-  });
-
-  const { ready } = options;
-  if (ready) {
-    app.get('/ready', async (_req, res, next) => {
-      try {
-        const answer = await ready();
-        if (!answer.ready) res.setHeader('Retry-After', '1');
-        res.status(answer.ready ? 200 : 503).json(answer.body);
-      } catch (error) {
-        next(error);
-      }
-    });
-  }
+  mountRoutes(app, probeRoutes(options));
 
   app.use('/v1', (req, _res, next) => {
     try {
@@ -108,11 +92,19 @@ export function createHttpApp(options: HttpAppOptions): Express {
     }
   });
 
-  app.get('/v1/services', (req, res, next) => {
-    if (req.identity.kind === 'guest')
-      return next(new ApiError('unauthenticated', 'this route needs a user token or the admin key'));
-    res.json({ items: registry.services().map(({ id, name, env }) => ({ id, name, env })) });
-  });
+  mountRoutes(app, [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/services',
+      identities: [],
+      input: noInput,
+      handler: (_input, { identity }) => {
+        if (identity.kind === 'guest')
+          throw new ApiError('unauthenticated', 'this route needs a user token or the admin key');
+        return { items: registry.services().map(({ id, name, env }) => ({ id, name, env })) };
+      },
+    }),
+  ]);
   app.all('/v1/services', (req, _res, next) => {
     next(
       new ApiError('method_not_allowed', `${req.method} is not allowed here; use GET`, {
@@ -134,6 +126,29 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
   app.use(errorMiddleware(logger));
   return app;
+}
+
+/** GET /health, always 200 while the process serves, and GET /ready for load balancers. */
+function probeRoutes({ health, ready }: HttpAppOptions) {
+  const probes = [
+    defineRoute({ method: 'GET', path: '/health', identities: [], input: noInput, handler: () => health() }),
+  ];
+  if (ready) {
+    probes.push(
+      defineRoute({
+        method: 'GET',
+        path: '/ready',
+        identities: [],
+        input: noInput,
+        handler: async (_input, { res }) => {
+          const answer = await ready();
+          if (!answer.ready) res.setHeader('Retry-After', '1');
+          return withStatus(answer.ready ? 200 : 503, answer.body);
+        },
+      }),
+    );
+  }
+  return probes;
 }
 
 /**
@@ -175,6 +190,7 @@ export function withoutQueryValues(url: string): string {
   return `${url.slice(0, at)}?${names.join('&')}`;
 }
 
+/** A `/v1/{service}/{action}` request: the registry names the action, `serve` does the rest. */
 async function dispatch(
   registry: ActionRegistry,
   largeBodies: LargeBodyBudget,
@@ -201,89 +217,5 @@ async function dispatch(
       },
     );
   }
-  const { action } = found;
-  authorize(action, req.identity);
-  // The body is read only once the caller is known to be allowed, and up to this action's limit;
-  // a large one only when it fits the budget of large bodies.
-  if (action.method === 'POST') {
-    const limit = action.bodyLimitBytes ?? BODY_LIMIT_BYTES;
-    largeBodies.hold(req, res, limit);
-    await readJsonBody(req, res, limit);
-  }
-  const input = parseInput(action, req);
-  checkStudio(input, req.identity);
-
-  const controller = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  const ctx: ActionContext = {
-    identity: req.identity,
-    requestId: req.requestId,
-    metadata: {
-      actor: actorOf(req.identity),
-      requestId: req.requestId,
-      correlationId: correlationIdOf(req),
-    },
-    signal: controller.signal,
-    req,
-    res,
-  };
-  const result = await action.handler(input, ctx);
-  if (res.headersSent || result === undefined) return;
-  res.status(action.status ?? 200).json(result);
-}
-
-const jsonParsers = new Map<number, ReturnType<typeof express.json>>();
-
-export function readJsonBody(req: Request, res: Response, limit: number): Promise<void> {
-  let parser = jsonParsers.get(limit);
-  if (!parser) {
-    parser = express.json({ limit, type: ['application/json', 'application/*+json'] });
-    jsonParsers.set(limit, parser);
-  }
-  const parse = parser;
-  return new Promise((resolve, reject) =>
-    parse(req, res, (error?: unknown) => (error ? reject(error) : resolve())),
-  );
-}
-
-function authorize(action: AnyAction, identity: Identity): void {
-  const allowed = action.identities ?? ['user'];
-  if (allowed.length === 0 || allowed.includes(identity.kind)) return;
-  if (identity.kind === 'guest') {
-    throw new ApiError('unauthenticated', 'this action needs a credential: Authorization: Bearer <token>');
-  }
-  throw new ApiError('forbidden', `this action is for ${allowed.join(' or ')}, not ${identity.kind}`);
-}
-
-function parseInput(action: AnyAction, req: Request): unknown {
-  const where = action.method === 'GET' ? 'query' : 'body';
-  if (where === 'body' && req.body === undefined && hasBody(req)) {
-    throw new ApiError('invalid_json', 'the request body must be JSON (Content-Type: application/json)');
-  }
-  const raw = where === 'query' ? { ...req.query } : (req.body ?? {});
-  const parsed = action.input.safeParse(raw);
-  if (!parsed.success) throw validationError(parsed.error, where);
-  return parsed.data;
-}
-
-function hasBody(req: Request): boolean {
-  return Number(req.header('content-length') ?? 0) > 0 || req.header('transfer-encoding') !== undefined;
-}
-
-/** A user may only act on their own studio: a `studio_id` in the input must be the token's. */
-function checkStudio(input: unknown, identity: Identity): void {
-  if (identity.kind !== 'user' || typeof input !== 'object' || input === null) return;
-  const studioId = (input as { studio_id?: unknown }).studio_id;
-  if (studioId !== undefined && studioId !== identity.studioId) {
-    throw new ApiError('studio_mismatch', 'studio_id does not match the studio of this token', {
-      param: 'studio_id',
-    });
-  }
-}
-
-function correlationIdOf(req: Request): string {
-  const given = req.header('x-correlation-id');
-  return given && REQUEST_ID.test(given) ? given : req.requestId;
+  await serve(found.action, req, res, { largeBodies });
 }

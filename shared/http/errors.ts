@@ -5,7 +5,7 @@ import { UnstorableIdentifier } from '../event-store/types.ts';
 import type { Logger } from '../logger.ts';
 
 /** zod issues as the `details` of a 400, and the first failing field as `param`. */
-export function validationError(error: z.ZodError, where: 'body' | 'query'): ApiError {
+export function validationError(error: z.ZodError, where: 'body' | 'query' | 'path'): ApiError {
   const details = error.issues.map((issue) => {
     // An unknown field is reported at the field itself, not at the object holding it.
     const path = issue.code === 'unrecognized_keys' ? [...issue.path, ...issue.keys] : issue.path;

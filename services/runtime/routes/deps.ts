@@ -1,0 +1,18 @@
+import type { SessionService } from '../../sessions/service.ts';
+import type { PluginManager } from '../plugins/manager.ts';
+
+export interface RuntimeRouteDeps {
+  plugins: PluginManager;
+  sessions: SessionService;
+  workspace: string;
+  model: string;
+  /** When set, every `/api/*` route needs `Authorization: Bearer <token>`. */
+  runtimeToken: string | undefined;
+  chat: {
+    isConversation(id: string): boolean;
+    receiveFromDashboard(id: string, text: string): Promise<unknown>;
+  };
+  status: () => Record<string, unknown>;
+  /** The body of GET /health: `status` ok or degraded, and why. */
+  health: () => Record<string, unknown>;
+}

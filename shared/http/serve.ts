@@ -1,0 +1,138 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { z } from 'zod';
+import { ApiError } from '../errors.ts';
+import { type ActionContext, type AnyEndpoint, type AnyRoute, StatusAnswer } from './action.ts';
+import { type LargeBodyBudget, SMALL_BODY_BYTES } from './body-budget.ts';
+import { validationError } from './errors.ts';
+import { actorOf, type Identity, type IdentityKind } from './identity.ts';
+
+/** An endpoint's body limit unless it says otherwise; larger bodies count against `LargeBodyBudget`. */
+export const BODY_LIMIT_BYTES = SMALL_BODY_BYTES;
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** What one app decides for every endpoint it serves. */
+export interface ServePolicy {
+  /** Who may call an endpoint that does not say. Default `['user']`. */
+  identities?: readonly IdentityKind[];
+  /** The shape of every JSON answer (the runtime's `{success: true, …}`). Default: the body as is. */
+  shape?: (body: unknown) => unknown;
+  /** Bodies over 1 MiB share this budget of bytes; without one they are not counted. */
+  largeBodies?: LargeBodyBudget;
+}
+
+/**
+ * The one way an endpoint is served, registry action or route alike: who may call it, its body read
+ * up to its limit, its params and input parsed, its handler run, its answer written. Anything thrown
+ * goes on to the app's error middleware and so to the one error envelope.
+ */
+export async function serve(
+  endpoint: AnyEndpoint,
+  req: Request,
+  res: Response,
+  policy: ServePolicy = {},
+): Promise<void> {
+  authorize(endpoint.identities ?? policy.identities ?? ['user'], req.identity);
+  // The body is read only once the caller is known to be allowed, and up to this endpoint's limit;
+  // a large one only when it fits the budget of large bodies.
+  if (endpoint.method === 'POST') {
+    const limit = endpoint.bodyLimitBytes ?? BODY_LIMIT_BYTES;
+    policy.largeBodies?.hold(req, res, limit);
+    await readJsonBody(req, res, limit);
+  }
+  const params = endpoint.params ? parseWith(endpoint.params, { ...req.params }, 'path') : {};
+  const input = parseInput(endpoint, req);
+  checkStudio(input, req.identity);
+
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  const ctx: ActionContext = {
+    identity: req.identity,
+    params,
+    requestId: req.requestId,
+    metadata: {
+      actor: actorOf(req.identity),
+      requestId: req.requestId,
+      correlationId: correlationIdOf(req),
+    },
+    signal: controller.signal,
+    req,
+    res,
+  };
+  const result = await endpoint.handler(input, ctx);
+  if (res.headersSent || result === undefined) return;
+  const shape = policy.shape ?? ((body: unknown) => body);
+  if (result instanceof StatusAnswer) res.status(result.status).json(shape(result.body));
+  else res.status(endpoint.status ?? 200).json(shape(result));
+}
+
+/** Serves each route at its method and path through `serve`, under one policy. */
+export function mountRoutes(router: Router, routes: readonly AnyRoute[], policy: ServePolicy = {}): void {
+  for (const route of routes) {
+    const method = route.method === 'GET' ? 'get' : 'post';
+    router[method](route.path, async (req, res, next) => {
+      try {
+        await serve(route, req, res, policy);
+      } catch (error) {
+        next(error);
+      }
+    });
+  }
+}
+
+const jsonParsers = new Map<number, ReturnType<typeof express.json>>();
+
+export function readJsonBody(req: Request, res: Response, limit: number): Promise<void> {
+  let parser = jsonParsers.get(limit);
+  if (!parser) {
+    parser = express.json({ limit, type: ['application/json', 'application/*+json'] });
+    jsonParsers.set(limit, parser);
+  }
+  const parse = parser;
+  return new Promise((resolve, reject) =>
+    parse(req, res, (error?: unknown) => (error ? reject(error) : resolve())),
+  );
+}
+
+function authorize(allowed: readonly IdentityKind[], identity: Identity): void {
+  if (allowed.length === 0 || allowed.includes(identity.kind)) return;
+  if (identity.kind === 'guest') {
+    throw new ApiError('unauthenticated', 'this action needs a credential: Authorization: Bearer <token>');
+  }
+  throw new ApiError('forbidden', `this action is for ${allowed.join(' or ')}, not ${identity.kind}`);
+}
+
+function parseInput(endpoint: AnyEndpoint, req: Request): unknown {
+  const where = endpoint.method === 'GET' ? 'query' : 'body';
+  if (where === 'body' && req.body === undefined && hasBody(req)) {
+    throw new ApiError('invalid_json', 'the request body must be JSON (Content-Type: application/json)');
+  }
+  return parseWith(endpoint.input, where === 'query' ? { ...req.query } : (req.body ?? {}), where);
+}
+
+function parseWith<T>(schema: z.ZodType<T>, raw: unknown, where: 'body' | 'query' | 'path'): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw validationError(parsed.error, where);
+  return parsed.data;
+}
+
+function hasBody(req: Request): boolean {
+  return Number(req.header('content-length') ?? 0) > 0 || req.header('transfer-encoding') !== undefined;
+}
+
+/** A user may only act on their own studio: a `studio_id` in the input must be the token's. */
+function checkStudio(input: unknown, identity: Identity): void {
+  if (identity.kind !== 'user' || typeof input !== 'object' || input === null) return;
+  const studioId = (input as { studio_id?: unknown }).studio_id;
+  if (studioId !== undefined && studioId !== identity.studioId) {
+    throw new ApiError('studio_mismatch', 'studio_id does not match the studio of this token', {
+      param: 'studio_id',
+    });
+  }
+}
+
+function correlationIdOf(req: Request): string {
+  const given = req.header('x-correlation-id');
+  return given && REQUEST_ID.test(given) ? given : req.requestId;
+}
