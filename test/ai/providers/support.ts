@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { builtinProviders } from '../../../services/ai/providers/index.ts';
 import { UpstreamClient, type UpstreamOptions } from '../../../services/ai/upstream.ts';
 import { type ApiResponse, startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import type { Json } from '../../support/mock-upstreams.ts';
+import type { Json } from '../../support/mock-ai-upstreams.ts';
 
 /** Fast upstream options for tests: small backoff, short timeouts (undici checks them every ~0.5 s). */
 export const FAST_UPSTREAM: UpstreamOptions = {
