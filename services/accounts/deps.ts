@@ -9,7 +9,7 @@ import { EnvReader } from '../env/reader.ts';
 import { type GatewayContext, settle } from '../gateway/context.ts';
 import { KeyedLock } from './lock.ts';
 import { Passwords } from './passwords.ts';
-import { builtinProviders } from './providers/index.ts';
+import { builtinSignInProviders } from './providers/index.ts';
 import type { EnvGet, OAuthProvider, ProviderId } from './providers/types.ts';
 import { type AccountBudgets, accountBudgets } from './rate-limits.ts';
 
@@ -57,7 +57,7 @@ export function accountsDeps(gw: GatewayContext): AccountsDeps {
     },
     passwords,
     budgets: accountBudgets(gw.counters, (key) => gw.secrets.mac('rate-limit-key', key)),
-    providers: builtinProviders(),
+    providers: builtinSignInProviders(),
     lock: new KeyedLock(),
     accounts: () => gw.projections.state(accountsProjection),
     studio(id) {
