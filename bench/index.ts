@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 const SECTIONS = [
-  ['event store and projections (issue 2)', 'bench/run.ts'],
+  ['event store and projections (issue 2)', 'bench/event-store.ts'],
   ['gateway overhead on chat completions (issue 3)', 'bench/gateway/index.ts'],
   ['gateway soak: RSS over ten minutes (issue 3)', 'bench/gateway/soak.ts'],
   ['SSE fan-out (issue 5)', 'bench/sse/index.ts'],
