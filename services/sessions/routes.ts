@@ -71,7 +71,7 @@ const messageView = (m: MessageView) => ({
 });
 const sessionView = (v: SessionView) => v.session;
 
-/** The session routes of seed 4.5: a small API that keeps a local agent and a remote client aligned. */
+/** The session routes (`/api/sdk/*`): a small API that keeps a local agent and a remote client aligned. */
 export function mountSdkRoutes(app: Express, deps: SdkRouteDeps): void {
   const { sessions } = deps;
   const base = '/api/sdk/sessions';
