@@ -6,7 +6,7 @@ import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
 import { EnvReader } from '../env/reader.ts';
-import { type GatewayContext, settle } from '../gateway/context.ts';
+import { awaitReadModels, type GatewayContext } from '../gateway/context.ts';
 import { KeyedLock } from './lock.ts';
 import { Passwords } from './passwords.ts';
 import { builtinSignInProviders } from './providers/index.ts';
@@ -65,7 +65,7 @@ export function accountsDeps(gw: GatewayContext): AccountsDeps {
     },
     async run(streamId, decider, command, ctx) {
       const result = await handleCommand(gw.events, streamId, decider, command, ctx.metadata);
-      await settle(gw, result.position);
+      await awaitReadModels(gw, result.position);
       return result;
     },
   };
