@@ -7,12 +7,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 const SECTIONS = [
-  ['event store and projections (issue 2)', 'bench/run.ts'],
-  ['gateway overhead on chat completions (issue 3)', 'bench/gateway/index.ts'],
-  ['gateway soak: RSS over ten minutes (issue 3)', 'bench/gateway/soak.ts'],
-  ['SSE fan-out (issue 5)', 'bench/sse/index.ts'],
-  ['scale-out on PostgreSQL (issue 7)', 'bench/scale/index.ts'],
-  ['Kafka forwarder (issue 7)', 'bench/forwarder/index.ts'],
+  ['event store and projections', 'bench/event-store.ts'],
+  ['gateway overhead on chat completions', 'bench/gateway/index.ts'],
+  ['gateway soak: RSS over ten minutes', 'bench/gateway/soak.ts'],
+  ['SSE fan-out', 'bench/sse/index.ts'],
+  ['scale-out on PostgreSQL', 'bench/scale/index.ts'],
+  ['Kafka forwarder', 'bench/forwarder/index.ts'],
   ['.env parsing', 'bench/dotenv-parse.ts'],
 ] as const;
 

@@ -1,7 +1,7 @@
 /**
  * `node --import tsx bench/postgres-appends.ts`: where the time of a PostgreSQL append goes.
  * A diagnosis aid beside `npm run bench`, not part of it. On one fresh database it runs the append
- * measurement of bench/run.ts, interleaved, against:
+ * measurement of bench/event-store.ts, interleaved, against:
  *   - the adapter exactly as `openStore` builds it;
  *   - the same SqlEventStore without `pg_notify` in the append transaction;
  *   - the same SqlEventStore with `synchronous_commit=off` for its sessions (no fsync wait);
@@ -11,7 +11,7 @@
  * Beside events/s it prints CPU per append: this Node process (process.cpuUsage) and the database
  * backends serving it (/proc/<pid>/stat, so only when the server runs on this machine).
  *
- * Environment: DATABASE_URL (as bench/run.ts), BENCH_REPS (default 3), BENCH_APPEND_MS (default 3,000).
+ * Environment: DATABASE_URL (as bench/event-store.ts), BENCH_REPS (default 3), BENCH_APPEND_MS (default 3,000).
  */
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';

@@ -1,7 +1,7 @@
 /**
  * `node --import tsx bench/replay-breakdown.ts`: where the time of a cold ProjectionRunner start
  * goes. A diagnosis aid beside `npm run bench`, not part of it. For each store, on the same data set
- * as bench/run.ts, interleaved, median of BENCH_REPS:
+ * as bench/event-store.ts, interleaved, median of BENCH_REPS:
  *   - subscribe catch-up with the runner's batch size (1,000): the read path alone;
  *   - the same subscription folding every event into the gateway read models, no snapshots: the
  *     least a runner can cost;

@@ -212,10 +212,10 @@ describe('ProjectionRunner across failed reads of the log', () => {
       status: 503,
       options: { headers: { 'Retry-After': '1' } },
     });
-    await expect(r.settle(position, 30)).rejects.toMatchObject({ code: 'unavailable', status: 503 });
+    await expect(r.awaitReadModels(position, 30)).rejects.toMatchObject({ code: 'unavailable', status: 503 });
 
     reads.failing = false;
-    await r.settle(position, 2_000);
+    await r.awaitReadModels(position, 2_000);
     await until(() => !r.liveness.isStale(), 'fresh again');
     expect(r.state(studiosProjection).get('a')?.status).toBe('active');
     expect(r.liveness.report()).toEqual({

@@ -183,7 +183,7 @@ export class ProjectionRunner {
    * Read-your-writes for a command: waits (bounded) until the read models show `position`, else
    * 503 `unavailable` (the command is stored; only this process's view of it is late).
    */
-  async settle(position: number, timeoutMs = 2_000): Promise<void> {
+  async awaitReadModels(position: number, timeoutMs = 2_000): Promise<void> {
     if (await this.waitFor(position, timeoutMs)) return;
     const report = this.liveness.report();
     throw new ApiError(

@@ -1,32 +1,17 @@
-import type { Part, SessionEvent, SessionKind } from '../services/sessions/session.ts';
+import type { Message, Session } from '../services/sessions/schemas.ts';
+import type { SessionEvent } from '../services/sessions/session.ts';
 import { SESSION_EVENT_TYPES } from '../services/sessions/session.ts';
 import { defineProjection } from './projection.ts';
 import { entriesOf, mapOf } from './snapshot.ts';
 
-export interface SessionRecord {
-  id: string;
-  title: string;
-  model: string;
-  system: string;
-  kind: SessionKind;
-  chat_id: string | null;
-  status: 'idle' | 'busy';
-  parent_id: string | null;
-  forked_from: { session_id: string; revision: number } | null;
-  created_at: string;
-  updated_at: string;
-  /** The revision of the session's stream this record reflects. */
-  revision: number;
-}
+/** A session as the routes answer it. */
+export type SessionRecord = Session;
 
-export interface MessageView {
-  id: string;
-  role: 'user' | 'assistant';
+/** A message as the routes answer it, plus what the runtime needs of it. */
+export interface MessageView extends Message {
   turn_id: string;
-  parts: Part[];
   finish_reason: string | null;
   completed: boolean;
-  created_at: string;
 }
 
 export interface SessionView {

@@ -3,7 +3,7 @@ import { STUDIO_EVENT_TYPES } from '../services/studios/studio.ts';
 import { defineProjection } from './projection.ts';
 import { entriesOf, mapOf } from './snapshot.ts';
 
-/** A studio as admins see it (DESIGN.md "Studios"). */
+/** A studio as admins see it (`GET /v1/studios/list`). */
 export interface StudioRecord {
   id: string;
   name: string;

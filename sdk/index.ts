@@ -4,8 +4,10 @@ import type {
   Attachment,
   CompletedTurn,
   HistoryEvent,
+  HistoryPage,
   Message,
   Page,
+  PartDelta,
   QueuedTurn,
   Session,
   SessionStreamItem,
@@ -106,10 +108,7 @@ export class RemoteAgent {
     return this.#request('POST', `/api/sdk/sessions/${encodeURIComponent(sessionId)}/prompt`, input);
   }
 
-  history(
-    sessionId: string,
-    page: { after?: number; limit?: number } = {},
-  ): Promise<{ items: HistoryEvent[]; next_after: number | null }> {
+  history(sessionId: string, page: { after?: number; limit?: number } = {}): Promise<HistoryPage> {
     return this.#request('GET', `/api/sdk/sessions/${encodeURIComponent(sessionId)}/history${query(page)}`);
   }
 
@@ -169,7 +168,7 @@ export class RemoteAgent {
         wait = options.retryMs ?? 250;
         for await (const message of readEvents(response.body)) {
           if (message.event === 'part.delta') {
-            const delta = JSON.parse(message.data) as { messageId: string; partId: string; delta: string };
+            const delta = JSON.parse(message.data) as PartDelta;
             yield { kind: 'delta', messageId: delta.messageId, partId: delta.partId, delta: delta.delta };
             continue;
           }

@@ -28,7 +28,7 @@ const originList = z.string().transform((value, ctx) => {
   return origins;
 });
 
-/** The environment variables of DESIGN.md section 5, parsed once at start. */
+/** The environment variables (README, "Configuration"), parsed once at start. */
 const EnvSchema = z.object({
   STUDIO_DATA_DIR: z.preprocess(blankToUndefined, z.string().default('./.studio')),
   STUDIO_EVENT_STORE: z.preprocess(

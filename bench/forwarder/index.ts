@@ -1,5 +1,5 @@
 /**
- * Kafka forwarder throughput (issue 7): events per second forwarded from the log to librdkafka's mock
+ * Kafka forwarder throughput: events per second forwarded from the log to librdkafka's mock
  * cluster (started by Debian's kcat), with acks=-1 and one batch in flight, for several batch sizes.
  *   node --import tsx bench/forwarder/index.ts     (BENCH_QUICK=1 for a short run)
  *   BENCH_FORWARDER_EVENTS=N   events in the log (default 50,000; quick 10,000)

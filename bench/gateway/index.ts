@@ -1,6 +1,6 @@
 /**
- * Gateway overhead on `POST /v1/ai/chat/completions` (issue 3), side by side in one run (method:
- * ../shared/BENCHMARKS.md): a mock upstream on loopback reached directly, through a thin
+ * Gateway overhead on `POST /v1/ai/chat/completions`, side by side in one run (method: "How we
+ * measure" in docs/benchmarks.md): a mock upstream on loopback reached directly, through a thin
  * express + undici proxy, through Studio, and through Portkey's gateway; JSON and streamed.
  * Every server runs in its own process so its CPU time and peak RSS come from /proc.
  *
@@ -66,7 +66,7 @@ const MESSAGES = [
 ];
 const JSON_TEXT = 'Hello! How can I help you today?';
 
-/** The aims of ../shared/BENCHMARKS.md and issue 3, for Studio in this run. */
+/** The gateway's aims (docs/benchmarks.md, "How we measure"), checked for Studio in this run. */
 const AIM = {
   timesPortkey: 5,
   timesThin: 0.75,
@@ -554,7 +554,7 @@ function report(input: ReportInput): string {
     if (!ran('studio')) return ['Aims: not checked (Studio did not run).'];
     const st = s('studio')!;
     const rows: string[] = [
-      '**Aims** (../shared/BENCHMARKS.md and issue 3) for Studio in this run:',
+      '**Aims** for Studio in this run:',
       '',
       '| aim | measured | met |',
       '|---|---|---|',
@@ -617,7 +617,7 @@ function report(input: ReportInput): string {
     }
     const added = paired(st.even.p99, direct.even.p99, minus);
     row(
-      `added p99 ≤ ${AIM.addedP99At1000Ms} ms at ${EVEN_RATE.toLocaleString('en-US')} req/s (issue 3)`,
+      `added p99 ≤ ${AIM.addedP99At1000Ms} ms at ${EVEN_RATE.toLocaleString('en-US')} req/s`,
       added,
       `${fmtAdded(added)} ms`,
       (x) => x <= AIM.addedP99At1000Ms,

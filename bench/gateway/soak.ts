@@ -1,5 +1,5 @@
 /**
- * Gateway soak (issue 3, ../shared/BENCHMARKS.md "RSS … flat over a 10-minute run"): Studio under a
+ * Gateway soak (the aim "RSS flat over a 10-minute run", docs/benchmarks.md): Studio under a
  * steady open-loop load of chat completions (JSON and streamed, alternating slices) for ten
  * minutes, its RSS read from /proc every slice, every answer checked. Prints a table by minute and
  * whether the RSS stayed flat.
@@ -20,7 +20,7 @@ import { openLoop, percentile } from './open-loop.ts';
 import { type Child, peakRssMb, resetPeakRss, spawnReady } from './processes.ts';
 import { startStudioTarget, studioStoreFromEnv } from './studio.ts';
 
-const TITLE = '## Gateway soak: RSS over a long run (issue 3)';
+const TITLE = '## Gateway soak: RSS over a long run';
 const SLICE_MS = 10_000;
 /** How much the highest RSS of the later half of the run may exceed the earlier half's and still count as flat. */
 const FLAT_TOLERANCE = 0.1;

@@ -1,5 +1,5 @@
 /**
- * Scale-out figures (issue 7): commands per second through one and two gateway processes on one
+ * Scale-out figures: commands per second through one and two gateway processes on one
  * PostgreSQL, and rebuilding the read models from a 1,000,000-event log.
  *   node --import tsx bench/scale/index.ts     (BENCH_QUICK=1 for a short run)
  */

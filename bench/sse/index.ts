@@ -1,5 +1,5 @@
 /**
- * SSE fan-out (issue 5): many subscribers on one session while events are appended.
+ * SSE fan-out: many subscribers on one session while events are appended.
  *   node --import tsx bench/sse/index.ts          (BENCH_QUICK=1 for a short run)
  *
  * Studio (gateway + runtime, bench/sse/server.ts) runs in a child process, so that its RSS and CPU
@@ -586,7 +586,7 @@ function formatReport(
       TARGETS.indexOf(a.store) - TARGETS.indexOf(b.store),
   );
   const out = [
-    '## SSE fan-out (issue 5)',
+    '## SSE fan-out',
     '',
     `\`${QUICK ? 'BENCH_QUICK=1 ' : ''}node --import tsx bench/sse/index.ts\`: Studio (gateway + runtime, ` +
       'bench/sse/server.ts) in a child process, and beside it a bare node:http SSE server that serializes each event once ' +

@@ -1,5 +1,5 @@
 /**
- * The server side of the SSE fan-out benchmark (issue 5), run as a child of bench/sse/index.ts so
+ * The server side of the SSE fan-out benchmark, run as a child of bench/sse/index.ts so
  * its RSS and CPU can be read from /proc/<pid> and the SSE clients do not share its event loop.
  *
  * Starts the gateway and the runtime (session routes on) on one event store, issues a user token

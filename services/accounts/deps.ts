@@ -6,10 +6,10 @@ import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
 import { EnvReader } from '../env/reader.ts';
-import { type GatewayContext, settle } from '../gateway/context.ts';
+import { awaitReadModels, type GatewayContext } from '../gateway/context.ts';
 import { KeyedLock } from './lock.ts';
 import { Passwords } from './passwords.ts';
-import { builtinProviders } from './providers/index.ts';
+import { builtinSignInProviders } from './providers/index.ts';
 import type { EnvGet, OAuthProvider, ProviderId } from './providers/types.ts';
 import { type AccountBudgets, accountBudgets } from './rate-limits.ts';
 
@@ -57,7 +57,7 @@ export function accountsDeps(gw: GatewayContext): AccountsDeps {
     },
     passwords,
     budgets: accountBudgets(gw.counters, (key) => gw.secrets.mac('rate-limit-key', key)),
-    providers: builtinProviders(),
+    providers: builtinSignInProviders(),
     lock: new KeyedLock(),
     accounts: () => gw.projections.state(accountsProjection),
     studio(id) {
@@ -65,7 +65,7 @@ export function accountsDeps(gw: GatewayContext): AccountsDeps {
     },
     async run(streamId, decider, command, ctx) {
       const result = await handleCommand(gw.events, streamId, decider, command, ctx.metadata);
-      await settle(gw, result.position);
+      await awaitReadModels(gw, result.position);
       return result;
     },
   };

@@ -3,7 +3,7 @@ import { emailKey } from '../../projections/accounts.ts';
 import { loadAggregate } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
-import { settle } from '../gateway/context.ts';
+import { awaitReadModels } from '../gateway/context.ts';
 import {
   type AccountState,
   accountDecider,
@@ -30,9 +30,10 @@ export const LOGIN_EMAIL_MAC = 'login-failure-email';
 /**
  * `POST /v1/accounts/login`: email and password → a user token of the account's studio. Guests may
  * call it. Every "no" looks the same and does the same work (one stream read, one decryption, one
- * Argon2 verification, one event appended and settled). An attempt is taken from the account's and
- * the address's budgets before the password is checked, and given back to the address when it was
- * right, so parallel requests cannot all be checked before the first failure is counted.
+ * Argon2 verification, one event appended and shown by the read models). An attempt is taken from
+ * the account's and the address's budgets before the password is checked, and given back to the
+ * address when it was right, so parallel requests cannot all be checked before the first failure
+ * is counted.
  */
 export function loginAction(deps: AccountsDeps) {
   const { budgets } = deps;
@@ -53,7 +54,7 @@ export function loginAction(deps: AccountsDeps) {
             expected: 'any',
             metadata,
           });
-    await settle(deps.gw, appended.position);
+    await awaitReadModels(deps.gw, appended.position);
   }
 
   /** Takes one attempt from both budgets, or throws 429 (taking none). */

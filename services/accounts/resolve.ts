@@ -6,7 +6,7 @@ import { accountDecider, accountStreamId } from './account.ts';
 import type { AccountsDeps } from './deps.ts';
 import type { OAuthProfile } from './providers/types.ts';
 
-export type Resolution =
+export type AccountResolution =
   | { kind: 'found'; accountId: string; linked: boolean }
   | { kind: 'created'; accountId: string }
   | { kind: 'refused'; message: string };
@@ -40,7 +40,7 @@ export async function resolveAccount(
   flow: { studioId: string; provider: string },
   profile: OAuthProfile,
   ctx: ActionContext,
-): Promise<Resolution> {
+): Promise<AccountResolution> {
   const { studioId, provider } = flow;
   const identity = identityKey(studioId, provider, profile.subject);
   const verifiedEmail = profile.emailVerified ? profile.email : null;

@@ -13,7 +13,7 @@ function acquirer(share: FairShare, granted: string[]) {
     });
 }
 
-const settle = () => new Promise((resolve) => setImmediate(resolve));
+const oneTick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('FairShare', () => {
   it('a tenant holds at most maxPerTenant slots; others get the rest at once', async () => {
@@ -21,7 +21,7 @@ describe('FairShare', () => {
     const share = new FairShare({ capacity: 4, maxPerTenant: 2, queueTimeoutMs: 60_000 });
     const acquire = acquirer(share, granted);
     for (let i = 0; i < 5; i++) void acquire('a');
-    await settle();
+    await oneTick();
     expect(granted).toEqual(['a', 'a']);
     await acquire('b');
     expect(granted).toEqual(['a', 'a', 'b']);
@@ -35,13 +35,13 @@ describe('FairShare', () => {
     const held: Release[] = [await acquire('a'), await acquire('a'), await acquire('a')];
     const waiting = [acquire('a'), acquire('b'), acquire('c'), acquire('a'), acquire('b')];
     held[0]!();
-    await settle();
+    await oneTick();
     expect(granted.slice(3)).toEqual(['b']); // b and c hold none; b asked first
     held[1]!();
-    await settle();
+    await oneTick();
     expect(granted.slice(3)).toEqual(['b', 'c']);
     held[2]!();
-    await settle();
+    await oneTick();
     expect(granted.slice(3)).toEqual(['b', 'c', 'a']); // each holds one now; a waited longest
     for (const release of await Promise.all(waiting.slice(0, 3))) release();
     await Promise.all(waiting);

@@ -10,7 +10,7 @@ import { usageAction } from './actions/usage.ts';
 import { Catalog } from './catalog.ts';
 import type { AiDeps } from './deps.ts';
 import { JobWorker } from './jobs/worker.ts';
-import { builtinProviders } from './providers/index.ts';
+import { builtinAiProviders } from './providers/index.ts';
 import type { Provider } from './providers/types.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, UpstreamClient } from './upstream.ts';
 import { UsageRecorder } from './usage/recorder.ts';
@@ -33,7 +33,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       ...DEFAULT_UPSTREAM_OPTIONS,
       allowPrivateUpstreams: options.allowPrivateUpstreams ?? false,
     });
-  const providers = (options.providers ?? builtinProviders)(upstream);
+  const providers = (options.providers ?? builtinAiProviders)(upstream);
   const env = new EnvReader(gw);
   const catalog = new Catalog(providers, env);
   const usage = new UsageRecorder(gw.events, gw.logger);

@@ -4,7 +4,7 @@ import { handleCommand } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { type ActionContext, defineAction, defineService } from '../../shared/http/action.ts';
 import { scrubCredentials } from '../../shared/scrub-credentials.ts';
-import { type GatewayContext, settle } from '../gateway/context.ts';
+import { awaitReadModels, type GatewayContext } from '../gateway/context.ts';
 import { parseDotenv } from './dotenv-file.ts';
 import { ENV_KEY_PATTERN, ENV_STREAM, type EnvCommand, envDecider } from './env.ts';
 import { EnvReader, mask } from './reader.ts';
@@ -43,7 +43,7 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
 
   async function run(command: EnvCommand, ctx: ActionContext) {
     const result = await handleCommand(gw.events, ENV_STREAM, envDecider, command, ctx.metadata);
-    await settle(gw, result.position);
+    await awaitReadModels(gw, result.position);
     return result;
   }
 

@@ -135,7 +135,7 @@ export class KafkaForwarder implements SingletonTask {
         const batch = queue.peek(batchSize);
         let acked: boolean;
         try {
-          acked = await settle(producer.send(batch), signal, this.#o.stopGraceMs);
+          acked = await awaitWithGrace(producer.send(batch), signal, this.#o.stopGraceMs);
         } catch (error) {
           await this.#failed(error, producer, signal);
           continue; // the same events again, first
@@ -143,14 +143,16 @@ export class KafkaForwarder implements SingletonTask {
         if (!acked) break; // stopped before the ack: they go again after the restart
         queue.drop(batch.length);
         this.#acknowledged(batch);
-        await settle(this.#saveCheckpoint(), signal, this.#o.stopGraceMs);
+        await awaitWithGrace(this.#saveCheckpoint(), signal, this.#o.stopGraceMs);
       }
     } finally {
       stop.abort();
       signal.removeEventListener('abort', onAbort);
       clearInterval(lagTimer);
-      if (this.#saved < this.#position) await settle(this.#saveCheckpoint(), AbortSignal.timeout(5_000), 0);
-      if (producer) await settle(producer.disconnect(), AbortSignal.timeout(2_000), 0).catch(() => undefined);
+      if (this.#saved < this.#position)
+        await awaitWithGrace(this.#saveCheckpoint(), AbortSignal.timeout(5_000), 0);
+      if (producer)
+        await awaitWithGrace(producer.disconnect(), AbortSignal.timeout(2_000), 0).catch(() => undefined);
       await pump;
       this.#state = 'stopped';
       this.#connected = false;
@@ -200,7 +202,7 @@ export class KafkaForwarder implements SingletonTask {
     while (!signal.aborted) {
       this.#state = 'connecting';
       try {
-        if (!(await settle(producer.connect(), signal, 0))) return false;
+        if (!(await awaitWithGrace(producer.connect(), signal, 0))) return false;
         this.#connected = true;
         this.#state = 'running';
         return true;
@@ -225,7 +227,7 @@ export class KafkaForwarder implements SingletonTask {
     } else {
       this.#o.logger.debug(fields, 'kafka forwarder cannot deliver to the broker; retrying');
     }
-    await settle(producer.disconnect(), AbortSignal.timeout(2_000), 0).catch(() => undefined);
+    await awaitWithGrace(producer.disconnect(), AbortSignal.timeout(2_000), 0).catch(() => undefined);
     await pause(this.#backoff(this.#failures), signal);
   }
 
@@ -293,7 +295,7 @@ export class KafkaForwarder implements SingletonTask {
  * Awaits `operation` (rethrowing its error). Once `signal` aborts, waits at most `graceMs` more and
  * then gives up on it: false. An abandoned operation may still complete; that is harmless here.
  */
-function settle(operation: Promise<void>, signal: AbortSignal, graceMs: number): Promise<boolean> {
+function awaitWithGrace(operation: Promise<void>, signal: AbortSignal, graceMs: number): Promise<boolean> {
   return new Promise<boolean>((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;
     const finish = () => {

@@ -28,6 +28,6 @@ export const READ_YOUR_WRITES_MS = 2_000;
  * Makes the next read reflect a command's write: waits until local projections have passed it, and
  * answers 503 `unavailable` when they do not (rather than a reply built from a state without it).
  */
-export async function settle(ctx: GatewayContext, position: number | undefined): Promise<void> {
-  if (position !== undefined) await ctx.projections.settle(position, READ_YOUR_WRITES_MS);
+export async function awaitReadModels(ctx: GatewayContext, position: number | undefined): Promise<void> {
+  if (position !== undefined) await ctx.projections.awaitReadModels(position, READ_YOUR_WRITES_MS);
 }

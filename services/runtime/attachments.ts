@@ -1,19 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import { ApiError } from '../../shared/errors.ts';
+import type { Attachment } from '../sessions/schemas.ts';
 import type { TurnAttachment } from '../sessions/session.ts';
 import { writeWorkspaceFile } from './workspace/files.ts';
 
 export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
 
-/** Seed 2.6: an attachment given inline. */
-export const AttachmentSchema = z.strictObject({
-  type: z.string().min(1).max(50),
-  fileName: z.string().min(1).max(255),
-  contentType: z.string().min(1).max(200),
-  content: z.string(),
-});
-export type Attachment = z.infer<typeof AttachmentSchema>;
+export type { Attachment } from '../sessions/schemas.ts';
+export { Attachment as AttachmentSchema } from '../sessions/schemas.ts';
 
 /** A name safe to put in a path: no folders, no traversal, no control characters. */
 export function safeFileName(name: string): string {

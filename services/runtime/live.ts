@@ -1,13 +1,7 @@
 import { EventEmitter } from 'node:events';
+import type { PartDelta } from '../sessions/schemas.ts';
 
-/** A token delta of a part being written: sent live to subscribers, never stored. */
-export interface PartDelta {
-  type: 'part.delta';
-  sessionId: string;
-  messageId: string;
-  partId: string;
-  delta: string;
-}
+export type { PartDelta } from '../sessions/schemas.ts';
 
 /** In-process fan-out of live deltas, per session. */
 export class LiveBus {

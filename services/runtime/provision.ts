@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { studiosProjection } from '../../projections/studios.ts';
 import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
 import { handleCommand } from '../../shared/decider.ts';
-import { type GatewayContext, settle } from '../gateway/context.ts';
+import { awaitReadModels, type GatewayContext } from '../gateway/context.ts';
 import { tokenLookup } from '../gateway/gateway.ts';
 import { studioDecider, studioStreamId } from '../studios/studio.ts';
 
@@ -24,7 +24,7 @@ export async function provisionLocalToken(gw: GatewayContext, dataDir: string): 
       { type: 'CreateStudio', studioId: LOCAL_STUDIO, name: 'Local runtime' },
       metadata,
     );
-    await settle(gw, created.position);
+    await awaitReadModels(gw, created.position);
   }
   const path = join(dataDir, TOKEN_FILE);
   const kept = (await readFile(path, 'utf8').catch(() => '')).trim();
@@ -47,7 +47,7 @@ export async function provisionLocalToken(gw: GatewayContext, dataDir: string): 
     },
     metadata,
   );
-  await settle(gw, issued.position);
+  await awaitReadModels(gw, issued.position);
   await writeFile(path, `${token}\n`, { mode: 0o600 });
   return token;
 }

@@ -45,7 +45,7 @@ const messageView = (m: MessageView) => ({
 });
 const sessionView = (v: SessionView) => v.session;
 
-/** The session API: a small set of routes that keeps a local agent and a remote client aligned. */
+/** The session routes (`/api/sdk/*`): a small API that keeps a local agent and a remote client aligned. */
 export function sdkRoutes(deps: SdkRouteDeps) {
   const { sessions } = deps;
   const base = '/api/sdk/sessions';

@@ -113,7 +113,7 @@ export class SessionService {
         this.#cache,
       );
       if (result.position === undefined) return result;
-      if (mustShow) await this.options.projections.settle(result.position);
+      if (mustShow) await this.options.projections.awaitReadModels(result.position);
       else await this.options.projections.waitFor(result.position);
       return result;
     });
@@ -193,7 +193,7 @@ export class SessionService {
       [...copies.map((e) => ({ type: e.type, data: e.data })), ...decided],
       { expected: 'no_stream', metadata },
     );
-    await this.options.projections.settle(result.position);
+    await this.options.projections.awaitReadModels(result.position);
     return this.require(sessionId);
   }
 

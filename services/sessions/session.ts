@@ -1,30 +1,12 @@
 import type { Decider } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { scrubCredentials } from '../../shared/scrub-credentials.ts';
+import type { MessageRole, Part, SessionKind } from './schemas.ts';
 
 /** Every session is one stream, `session-<id>`: what a client sees of it is a projection of that stream. */
 export const sessionStreamId = (sessionId: string) => `session-${sessionId}`;
 
-export type ToolState = 'pending' | 'running' | 'completed' | 'error';
-
-/** A message is made of parts (OpenCode's model): text, files, tool calls, reasoning. */
-export type Part =
-  | { id: string; type: 'text'; text: string }
-  | { id: string; type: 'reasoning'; text: string }
-  | { id: string; type: 'file'; name: string; path: string; mime_type: string }
-  | {
-      id: string;
-      type: 'tool';
-      call_id: string;
-      tool: string;
-      state: ToolState;
-      input: unknown;
-      output?: unknown;
-      error?: string;
-    };
-
-export type SessionKind = 'api' | 'dashboard' | 'chat' | 'sdk';
-export type MessageRole = 'user' | 'assistant';
+export type { MessageRole, Part, SessionKind, ToolState } from './schemas.ts';
 
 export interface TurnAttachment {
   name: string;

@@ -3,7 +3,7 @@ import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { FailingReads, until as waitUntil } from '../../test/support/failing-reads.ts';
-import { MAX_EVENTS_PER_TURN, StreamHub } from './stream-hub.ts';
+import { MAX_EVENTS_PER_TICK, StreamHub } from './stream-hub.ts';
 
 const until = async (check: () => boolean) => {
   for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
@@ -49,7 +49,7 @@ describe('StreamHub', () => {
     hub.close();
   });
 
-  it('lets the event loop turn between batches of a burst larger than one turn takes', async () => {
+  it('lets the event loop tick between batches of a burst larger than one tick takes', async () => {
     const store = new MemoryEventStore();
     const hub = new StreamHub(store, createLogger('silent'));
     const sizes: number[] = [];
@@ -59,22 +59,22 @@ describe('StreamHub', () => {
       delivered += batch.length;
     });
 
-    // Events delivered as seen at each turn of the event loop while the burst fans out.
-    const atEachTurn: number[] = [];
+    // Events delivered as seen at each tick of the event loop while the burst fans out.
+    const atEachTick: number[] = [];
     let watching = true;
     const watch = () => {
-      atEachTurn.push(delivered);
+      atEachTick.push(delivered);
       if (watching) setImmediate(watch);
     };
     setImmediate(watch);
-    const total = 2 * MAX_EVENTS_PER_TURN + 10;
+    const total = 2 * MAX_EVENTS_PER_TICK + 10;
     await store.append('s-1', ticks(0, total), system);
     await until(() => delivered === total);
     watching = false;
 
-    expect(sizes).toEqual([MAX_EVENTS_PER_TURN, MAX_EVENTS_PER_TURN, 10]);
-    expect(atEachTurn).toContain(MAX_EVENTS_PER_TURN);
-    expect(atEachTurn).toContain(2 * MAX_EVENTS_PER_TURN);
+    expect(sizes).toEqual([MAX_EVENTS_PER_TICK, MAX_EVENTS_PER_TICK, 10]);
+    expect(atEachTick).toContain(MAX_EVENTS_PER_TICK);
+    expect(atEachTick).toContain(2 * MAX_EVENTS_PER_TICK);
     leave();
     hub.close();
   });

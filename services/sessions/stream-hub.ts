@@ -4,14 +4,14 @@ import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts'
 import { isCaughtUp } from '../../shared/event-store/types.ts';
 import type { Logger } from '../../shared/logger.ts';
 
-/** Receives the events of one turn of the event loop, in order; the array is shared by every listener. */
+/** Receives the events of one tick of the event loop, in order; the array is shared by every listener. */
 export type BatchListener = (events: readonly StoredEvent[]) => void;
 
 /**
- * Events handed to the listeners in one turn of the event loop. Between turns the socket writes go
- * out and other requests are served; within a turn, a client gets everything pending in one write.
+ * Events handed to the listeners in one tick of the event loop. Between ticks the socket writes go
+ * out and other requests are served; within a tick, a client gets everything pending in one write.
  */
-export const MAX_EVENTS_PER_TURN = 100;
+export const MAX_EVENTS_PER_TICK = 100;
 
 interface Tail {
   listeners: Set<BatchListener>;
@@ -35,7 +35,7 @@ export interface StreamHubHealth {
 
 /**
  * One subscription per stream, however many clients follow it: the store's `subscribe` is read once
- * per change. A reader queues what the subscription yields; a delivery step, once per turn of the
+ * per change. A reader queues what the subscription yields; a delivery step, once per tick of the
  * event loop, hands everything queued to every listener as one batch, so a burst costs each client
  * one write instead of one per event. A tail stops when its last listener leaves.
  */
@@ -101,7 +101,7 @@ export class StreamHub {
       if (isCaughtUp(item)) continue;
       tail.pending.push(item);
       this.#scheduleDelivery(tail);
-      if (tail.pending.length >= MAX_EVENTS_PER_TURN) {
+      if (tail.pending.length >= MAX_EVENTS_PER_TICK) {
         await new Promise<void>((resolve) => {
           tail.drained = resolve;
         });
@@ -128,7 +128,7 @@ export class StreamHub {
 
   #deliver(tail: Tail): void {
     tail.deliveryScheduled = false;
-    const batch = tail.pending.splice(0, MAX_EVENTS_PER_TURN);
+    const batch = tail.pending.splice(0, MAX_EVENTS_PER_TICK);
     const resume = tail.drained;
     tail.drained = undefined;
     if (!tail.controller.signal.aborted) {

@@ -5,7 +5,7 @@ import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
 import { handleCommand } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { type ActionContext, defineAction, defineService } from '../../shared/http/action.ts';
-import { type GatewayContext, settle } from '../gateway/context.ts';
+import { awaitReadModels, type GatewayContext } from '../gateway/context.ts';
 import { type StudioCommand, studioDecider, studioStreamId } from './studio.ts';
 
 const studioId = z
@@ -27,7 +27,7 @@ export function studiosService(gw: GatewayContext) {
       command,
       ctx.metadata,
     );
-    await settle(gw, result.position);
+    await awaitReadModels(gw, result.position);
     return result;
   }
 

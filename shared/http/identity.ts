@@ -22,7 +22,7 @@ export interface TokenLookup {
     | undefined;
 }
 
-/** Resolves the `Authorization: Bearer …` header into an identity (DESIGN.md "Identities"). */
+/** Resolves the `Authorization: Bearer …` header into an identity: the admin key, a user token, or none (a guest). */
 export class Authenticator {
   constructor(
     private readonly adminKey: string,

@@ -2,7 +2,7 @@ import type { Response } from 'express';
 
 /**
  * Starts an SSE answer: no buffering by proxies. The headers leave with the first event, in the same
- * write; when no event was written by the end of this turn of the event loop, they are flushed
+ * write; when no event was written by the end of this tick of the event loop, they are flushed
  * alone, so that a client waiting for the first event still sees the answer start at once.
  * (The events written in one tick already leave in one write: a response's write corks its socket
  * and uncorks it on the next tick.)

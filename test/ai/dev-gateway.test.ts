@@ -144,7 +144,7 @@ describe('the official openai client against the gateway, unchanged', () => {
 });
 
 describe('generation in every modality', () => {
-  it('text returns the seed message with model, usage and finish_reason', async () => {
+  it('text returns an assistant message with model, usage and finish_reason', async () => {
     const res = await gw.api('POST', '/v1/ai/text', {
       token,
       body: { model: 'dev/echo', prompt: 'a b c', system: 'sys', max_tokens: 2 },

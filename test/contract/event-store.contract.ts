@@ -1,6 +1,7 @@
 /**
- * The one contract every EventStore adapter passes (DESIGN.md §2). `event-store.test.ts` runs it
- * against memory, pglite and postgres; a new adapter only needs a factory.
+ * The one contract every EventStore adapter passes (docs/architecture.md, "The event store
+ * contract"). `event-store.test.ts` runs it against memory, pglite, postgres and kurrentdb; a new
+ * adapter only needs a factory.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

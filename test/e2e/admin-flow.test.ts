@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectApiError, sleep, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
-// The administration flow of DESIGN.md section 4 ("Studios", "Tokens", "Identities") over real HTTP,
+// The administration flow (studios, tokens, identities) over real HTTP,
 // on every event store, and on the durable ones across a restart.
 
 const TOKEN = /^stk_[A-Za-z0-9_-]{43}$/;

@@ -3,7 +3,7 @@ import { sha256Hex } from '../../shared/crypto.ts';
 import { type GithubMock, startGithubMock } from '../accounts/support/github-mock.ts';
 import { type ApiResponse, expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 
-// Every route of the gateway × every identity of DESIGN.md "Identities", over real HTTP.
+// Every route of the gateway × every identity (guest, user, admin; shared/http/identity.ts), over real HTTP.
 
 type Who = 'guest' | 'user' | 'other' | 'paused' | 'revoked' | 'admin';
 const WHO: readonly Who[] = ['guest', 'user', 'other', 'paused', 'revoked', 'admin'];
@@ -16,7 +16,7 @@ const DESCRIBE: Record<Who, string> = {
   admin: 'admin',
 };
 
-// The expected status of every cell. Errors carry the code of DESIGN.md section 4:
+// The expected status of every cell. Errors carry these codes (shared/errors.ts):
 // 401 → unauthenticated; 403 → studio_paused for the paused studio's token, else forbidden.
 type Row = readonly [
   route: string,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES } from '../../shared/http/app.ts';
 import { type ApiResponse, expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 
-// The one error envelope of DESIGN.md section 4, over real HTTP: every failure is a 4xx with
+// The one error envelope (`ApiError`, shared/errors.ts), over real HTTP: every failure is a 4xx with
 // {error: {type, code, message, request_id, param?, details?}} and request_id = x-request-id.
 
 let gw: TestGateway;

@@ -8,7 +8,7 @@ import { sha256Hex } from '../../shared/crypto.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
-// DESIGN.md section 3: "Secrets never appear in plaintext in an event, a log line or a response".
+// Secrets never appear in plaintext in an event, a log line or a response (docs/security.md).
 // Env secrets and user tokens are searched for in every byte the gateway leaves behind: the files of
 // the PGlite data dir, every table of the PostgreSQL database, the log (at trace level) and every
 // response body. Plain (non-secret) values are searched for the same way, to prove each search sees.

@@ -11,8 +11,8 @@ import { createLogger } from '../../shared/logger.ts';
 import type { ApiResponse } from '../support/gateway.ts';
 import { expectApiError } from '../support/gateway.ts';
 
-// Seed 4.3/5.5: "when a request body carries studio_id, it must match the studio bound to the token;
-// otherwise the status is 403". No user route of the gateway takes a studio_id yet, so this drives
+// When a request carries a studio_id, it must be the studio bound to the token; otherwise 403
+// `studio_mismatch`. No user route of the gateway takes a studio_id yet, so this drives
 // shared/http/app.ts directly with a tiny test service, over real HTTP.
 
 const ADMIN_KEY = 'test-admin-key-0123456789-0123456789';

@@ -16,7 +16,7 @@ const sessionEvents = async (sessionId: string) =>
     })
   ).json.items as { type: string; data: Record<string, unknown>; actor: string }[];
 
-describe('runtime health and status (seed 2.4)', () => {
+describe('runtime health and status', () => {
   it('GET /health', async () => {
     const res = await stack.call('GET', '/health');
     expect(res.status).toBe(200);

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mockUpstream, sendJson } from '../support/mock-upstream.ts';
+import { recordingServer, sendJson } from '../support/recording-server.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 
 const FS_SERVER = join(
@@ -12,7 +12,7 @@ const FS_SERVER = join(
 
 let dir: string;
 let workspace: string;
-let upstream: Awaited<ReturnType<typeof mockUpstream>>;
+let upstream: Awaited<ReturnType<typeof recordingServer>>;
 let stack: TestStack;
 
 interface ScriptedAnswer {
@@ -57,7 +57,7 @@ function scripted(body: { messages: { role: string; content: string | null }[] }
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'studio-mcp-'));
   workspace = join(dir, 'workspace');
-  upstream = await mockUpstream((req, res) => {
+  upstream = await recordingServer((req, res) => {
     const body = JSON.parse(req.body.toString());
     const answer = scripted(body);
     if (body.stream) {

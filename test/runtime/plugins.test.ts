@@ -69,7 +69,7 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 describe('plugin listing', () => {
-  it('GET /api/ui/plugins has exactly the fields of seed 2.5', async () => {
+  it('GET /api/ui/plugins has exactly the fields of the console summary', async () => {
     const res = await stack.call('GET', '/api/ui/plugins');
     expect(res.status).toBe(200);
     expect(res.json.success).toBe(true);

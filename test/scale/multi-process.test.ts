@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 import { type StudioProcess, startStudio } from './processes.ts';
 
-// Several Studio processes on one PostgreSQL database: DESIGN.md section 2, issue 7.
+// Several Studio processes on one PostgreSQL database (docs/deploy.md).
 const database = await freshPostgresDatabase();
 const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
 const env = () => ({

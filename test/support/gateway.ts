@@ -185,7 +185,7 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 const ENVELOPE_KEYS = ['type', 'code', 'message', 'request_id', 'param', 'details'];
 
 /**
- * Checks the one error envelope of DESIGN.md section 4: `{error: {type, code, message, request_id, param?, details?}}`,
+ * Checks the one error envelope (`ApiError`, shared/errors.ts): `{error: {type, code, message, request_id, param?, details?}}`,
  * the status, and that `request_id` is the response's `x-request-id`. Returns the `error` object.
  */
 // biome-ignore lint/suspicious/noExplicitAny: the envelope, for further checks by the caller.

@@ -6,7 +6,7 @@ import { newId } from '../../../shared/crypto.ts';
 import { handleCommand } from '../../../shared/decider.ts';
 import { ApiError } from '../../../shared/errors.ts';
 import { type ActionContext, defineAction } from '../../../shared/http/action.ts';
-import { settle } from '../../gateway/context.ts';
+import { awaitReadModels } from '../../gateway/context.ts';
 import type { AiDeps } from '../deps.ts';
 import { jobDecider, jobStreamId } from '../jobs/job.ts';
 import { servedMediaType } from '../jobs/media-types.ts';
@@ -79,7 +79,7 @@ export function videoAction(deps: AiDeps) {
         },
         ctx.metadata,
       );
-      await settle(deps.gw, result.position);
+      await awaitReadModels(deps.gw, result.position);
       deps.jobs.run(jobId);
       return { job: jobView(deps.gw.projections.state(jobsProjection).get(jobId)!) };
     },

@@ -31,7 +31,7 @@ function toChat(input: TextInput, upstreamModel: string): ChatRequest {
   };
 }
 
-/** The seed's message (2.2): `{id, role: 'assistant', parts: [{type: 'text', text}]}`. */
+/** The message `text` answers with, in the parts of a session message: `{id, role: 'assistant', parts: [{type: 'text', text}]}`. */
 const message = (text: string) => ({
   id: `msg_${randomUUID()}`,
   role: 'assistant' as const,

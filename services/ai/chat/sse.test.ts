@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { UpstreamClient } from '../upstream.ts';
 import { readSse } from './sse.ts';
 
-const settle = (ms = 20) => new Promise((r) => setTimeout(r, ms));
+const pause = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 
 /** A body of `chunks`, noting how far it was read and whether it was cut off (destroyed) early. */
 function body(chunks: Iterable<string>) {
@@ -27,7 +27,7 @@ describe('readSse', () => {
   it('a reader that stops early leaves the rest of the body to be read to its end, not destroyed', async () => {
     const { iterable, state } = body(['data: 1\n\n', 'data: [DONE]\n\n', ': trailing\n\n', 'data: 2\n\n']);
     for await (const event of readSse(iterable)) if (event.data === '[DONE]') break;
-    await settle();
+    await pause();
     expect(state).toEqual({ read: 4, ended: true, cutOff: false });
   });
 
@@ -39,7 +39,7 @@ describe('readSse', () => {
       })(),
     );
     for await (const event of readSse(iterable)) if (event.data === '[DONE]') break;
-    await settle();
+    await pause();
     expect(state.cutOff).toBe(true);
     expect(state.read).toBeLessThan(10);
   });
@@ -89,7 +89,7 @@ describe('readSse over an upstream connection', () => {
       if (event.data === '[DONE]') break;
     }
     expect(events).toEqual(['{"n":1}', '[DONE]']);
-    await settle(80);
+    await pause(80);
     const stream = first.body as unknown as { readableEnded: boolean; errored: Error | null };
     expect(stream.errored).toBeNull();
     expect(stream.readableEnded).toBe(true);

@@ -6,7 +6,7 @@ import { openAiCompatibleProvider } from './openai-compatible.ts';
 import type { Provider } from './types.ts';
 
 /** Every provider the gateway knows, in the order the catalog lists them. */
-export function builtinProviders(upstream: UpstreamClient): Provider[] {
+export function builtinAiProviders(upstream: UpstreamClient): Provider[] {
   return [
     devProvider,
     openAiProvider(upstream),

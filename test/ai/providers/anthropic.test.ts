@@ -7,7 +7,7 @@ import {
   gate,
   sendJson,
   type WireMock,
-} from '../../support/mock-upstreams.ts';
+} from '../../support/mock-ai-upstreams.ts';
 import { type ProviderGateway, startProviderGateway } from './support.ts';
 
 const KEY = 'sk-ant-api03-test-key-0123456789abcdef';

@@ -6,7 +6,7 @@ import {
   openAiWire,
   sendJson,
   type WireMock,
-} from '../../support/mock-upstreams.ts';
+} from '../../support/mock-ai-upstreams.ts';
 import { type ProviderGateway, startProviderGateway } from './support.ts';
 
 const KEY = 'sk-compat-secret-key-0123456789';

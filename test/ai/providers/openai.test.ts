@@ -9,7 +9,7 @@ import {
   openAiWire,
   sendJson,
   type WireMock,
-} from '../../support/mock-upstreams.ts';
+} from '../../support/mock-ai-upstreams.ts';
 import { type ProviderGateway, startProviderGateway, waitForJob } from './support.ts';
 
 const KEY = 'sk-proj-openai-test-key-0123456789abcdef';

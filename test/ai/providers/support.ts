@@ -1,9 +1,9 @@
 import { createParser } from 'eventsource-parser';
 import OpenAI from 'openai';
-import { builtinProviders } from '../../../services/ai/providers/index.ts';
+import { builtinAiProviders } from '../../../services/ai/providers/index.ts';
 import { UpstreamClient, type UpstreamOptions } from '../../../services/ai/upstream.ts';
 import { type ApiResponse, startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import type { Json } from '../../support/mock-upstreams.ts';
+import type { Json } from '../../support/mock-ai-upstreams.ts';
 
 /** Fast upstream options for tests: small backoff, short timeouts (undici checks them every ~0.5 s). */
 export const FAST_UPSTREAM: UpstreamOptions = {
@@ -47,7 +47,7 @@ export async function startProviderGateway(options: {
     processEnv: options.processEnv ?? {},
     ai: {
       upstream: new UpstreamClient({ ...FAST_UPSTREAM, ...options.upstream }),
-      providers: builtinProviders,
+      providers: builtinAiProviders,
       jobPollMs: 5,
     },
   });

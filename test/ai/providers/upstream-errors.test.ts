@@ -9,7 +9,7 @@ import {
   openAiWire,
   sse,
   type WireMock,
-} from '../../support/mock-upstreams.ts';
+} from '../../support/mock-ai-upstreams.ts';
 import { type ProviderGateway, startProviderGateway } from './support.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { type MockHandler, mockUpstream, type Recorded, sendJson } from './mock-upstream.ts';
+import { type MockHandler, type Recorded, recordingServer, sendJson } from './recording-server.ts';
 
 /**
  * Mock upstreams on loopback (plain node:http) that speak OpenAI's and Anthropic's wire formats.
@@ -33,7 +33,7 @@ export interface WireMock {
 async function wireMock(defaultHandler: MockHandler): Promise<WireMock> {
   let current = defaultHandler;
   const queue: MockHandler[] = [];
-  const server = await mockUpstream((req, res) => (queue.shift() ?? current)(req, res));
+  const server = await recordingServer((req, res) => (queue.shift() ?? current)(req, res));
   return {
     url: server.url,
     requests: server.requests,

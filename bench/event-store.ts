@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: the event store and projection benchmarks, side by side for every adapter
- * (memory, PGlite, PostgreSQL), printed as one markdown table. See docs/benchmarks.md.
+ * The event store and projection benchmarks (run by `npm run bench`, or alone with
+ * `node --import tsx bench/event-store.ts`), side by side for every adapter (memory, PGlite,
+ * PostgreSQL), printed as one markdown table. See docs/benchmarks.md.
  *
  * Environment:
  *   BENCH_QUICK=1        a short smoke run (small data set, short time boxes, 2 repetitions)

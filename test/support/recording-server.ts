@@ -12,8 +12,8 @@ export interface Recorded {
 
 export type MockHandler = (req: Recorded, res: ServerResponse) => unknown;
 
-/** A plain node:http upstream on loopback that records every request and answers with `handler`. */
-export async function mockUpstream(
+/** A plain node:http server on loopback that records every request and answers with `handler`. */
+export async function recordingServer(
   handler: MockHandler,
 ): Promise<{ url: string; requests: Recorded[]; setHandler(h: MockHandler): void; close(): Promise<void> }> {
   let current = handler;
