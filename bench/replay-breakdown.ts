@@ -12,9 +12,10 @@
  *
  * Environment: BENCH_REPS (default 3), BENCH_EVENTS (default 100,000), BENCH_TARGETS, DATABASE_URL.
  */
-import { MemoryCheckpointStore } from '../projections/checkpoints.ts';
+
 import { GATEWAY_PROJECTIONS } from '../services/gateway/projections.ts';
 import { type EventStore, isCaughtUp } from '../shared/event-store/types.ts';
+import { MemoryCheckpointStore } from '../shared/projections/checkpoints.ts';
 import { loadDataset, planDataset } from './lib/dataset.ts';
 import { positiveFromEnv } from './lib/env.ts';
 import { measureRunnerStart, measureSubscribeCatchUp } from './lib/measures.ts';

@@ -1,10 +1,10 @@
 import { SingleBar } from 'cli-progress';
-import { rebuildProjection } from '../projections/rebuild.ts';
 import { GATEWAY_PROJECTIONS } from '../services/gateway/projections.ts';
 import { RUNTIME_PROJECTIONS } from '../services/runtime/projections.ts';
 import type { StudioConfig } from '../shared/config.ts';
 import { lockDataDir } from '../shared/data-dir-lock.ts';
 import { openStore } from '../shared/event-store/open.ts';
+import { rebuildProjection } from '../shared/projections/rebuild.ts';
 
 /** `studio projections rebuild [name]`: replays from the log and saves fresh checkpoints. */
 export async function rebuildCommand(config: StudioConfig, name: string | undefined): Promise<void> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AccountEvent } from '../services/accounts/account.ts';
+import type { Stored } from '../shared/projections/projection.ts';
 import { type AccountsState, accountsProjection, emailKey, identityKey } from './accounts.ts';
-import type { Stored } from './projection.ts';
 
 /** Given these events (one stream per account), the read model is… */
 function given(events: AccountEvent[]): AccountsState {

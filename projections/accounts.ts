@@ -1,6 +1,6 @@
 import type { AccountEvent } from '../services/accounts/account.ts';
-import { defineProjection } from './projection.ts';
-import { type Entries, entriesOf, mapOf } from './snapshot.ts';
+import { defineProjection } from '../shared/projections/projection.ts';
+import { type Entries, entriesOf, mapOf } from '../shared/projections/snapshot.ts';
 
 /** An account as admins (and the account itself, at sign-in) see it. No password, no hash. */
 export interface AccountRecord {

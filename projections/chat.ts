@@ -1,7 +1,7 @@
 import type { ChatEvent } from '../services/runtime/plugins/chat/events.ts';
 import { CHAT_EVENT_TYPES } from '../services/runtime/plugins/chat/events.ts';
-import { defineProjection } from './projection.ts';
-import { type Entries, entriesOf, mapOf } from './snapshot.ts';
+import { defineProjection } from '../shared/projections/projection.ts';
+import { type Entries, entriesOf, mapOf } from '../shared/projections/snapshot.ts';
 
 export interface ConversationRecord {
   id: string;

@@ -1,6 +1,6 @@
 import type { EnvEvent, StoredValue } from '../services/env/env.ts';
-import { defineProjection } from './projection.ts';
-import { entriesOf, mapOf } from './snapshot.ts';
+import { defineProjection } from '../shared/projections/projection.ts';
+import { entriesOf, mapOf } from '../shared/projections/snapshot.ts';
 
 export type EnvEntry = { key: string; updated_at: string } & StoredValue;
 

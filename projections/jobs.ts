@@ -1,7 +1,7 @@
 import type { JobEvent, JobResult, JobStatus } from '../services/ai/jobs/job.ts';
 import { JOB_EVENT_TYPES } from '../services/ai/jobs/job.ts';
-import { defineProjection } from './projection.ts';
-import { entriesOf, mapOf } from './snapshot.ts';
+import { defineProjection } from '../shared/projections/projection.ts';
+import { entriesOf, mapOf } from '../shared/projections/snapshot.ts';
 
 export interface JobRecord {
   id: string;

@@ -1,8 +1,8 @@
 import type { Message, Session } from '../services/sessions/schemas.ts';
 import type { SessionEvent } from '../services/sessions/session.ts';
 import { SESSION_EVENT_TYPES } from '../services/sessions/session.ts';
-import { defineProjection } from './projection.ts';
-import { entriesOf, mapOf } from './snapshot.ts';
+import { defineProjection } from '../shared/projections/projection.ts';
+import { entriesOf, mapOf } from '../shared/projections/snapshot.ts';
 
 /** A session as the routes answer it. */
 export type SessionRecord = Session;

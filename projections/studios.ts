@@ -1,7 +1,7 @@
 import type { StudioEvent, StudioStatus } from '../services/studios/studio.ts';
 import { STUDIO_EVENT_TYPES } from '../services/studios/studio.ts';
-import { defineProjection } from './projection.ts';
-import { entriesOf, mapOf } from './snapshot.ts';
+import { defineProjection } from '../shared/projections/projection.ts';
+import { entriesOf, mapOf } from '../shared/projections/snapshot.ts';
 
 /** A studio as admins see it (`GET /v1/studios/list`). */
 export interface StudioRecord {

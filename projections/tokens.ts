@@ -1,6 +1,6 @@
 import type { StudioEvent } from '../services/studios/studio.ts';
-import { defineProjection } from './projection.ts';
-import { type Entries, entriesOf, mapOf } from './snapshot.ts';
+import { defineProjection } from '../shared/projections/projection.ts';
+import { type Entries, entriesOf, mapOf } from '../shared/projections/snapshot.ts';
 
 /** A user token as admins see it. Its secret is never kept, only the hash in `byHash`. */
 export interface TokenRecord {

@@ -1,7 +1,7 @@
 import type { UsageEvent } from '../services/ai/usage/events.ts';
 import { USAGE_EVENT_TYPES } from '../services/ai/usage/events.ts';
-import { defineProjection } from './projection.ts';
-import { type Entries, entriesOf, mapOf } from './snapshot.ts';
+import { defineProjection } from '../shared/projections/projection.ts';
+import { type Entries, entriesOf, mapOf } from '../shared/projections/snapshot.ts';
 
 export interface UsageTotals {
   requests: number;

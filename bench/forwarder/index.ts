@@ -6,12 +6,12 @@
  *   BENCH_REPS=N               runs per batch size (default 3; quick 1)
  */
 import { cpus } from 'node:os';
-import { MemoryCheckpointStore } from '../../projections/checkpoints.ts';
 import { FORWARDER_CHECKPOINT, KafkaForwarder } from '../../services/forwarder/kafka.ts';
 import { toKafkaMessage } from '../../services/forwarder/message.ts';
 import { type BatchProducer, kafkaProducer } from '../../services/forwarder/producer.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
 import { type Cluster, freshTopic, KCAT, startMockCluster } from '../../test/forwarder/support.ts';
 import { positiveFromEnv } from '../lib/env.ts';
 import { round3, summarize } from '../lib/stats.ts';

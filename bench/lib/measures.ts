@@ -1,8 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { CheckpointStore } from '../../projections/checkpoints.ts';
 import { type EnvStoreState, envProjection } from '../../projections/env.ts';
-import { rebuildProjection } from '../../projections/rebuild.ts';
-import { ProjectionRunner } from '../../projections/runner.ts';
 import { type StudiosState, studiosProjection } from '../../projections/studios.ts';
 import { type TokensState, tokensProjection } from '../../projections/tokens.ts';
 import { GATEWAY_PROJECTIONS } from '../../services/gateway/projections.ts';
@@ -14,6 +11,9 @@ import type {
   NewEvent,
 } from '../../shared/event-store/types.ts';
 import { isCaughtUp } from '../../shared/event-store/types.ts';
+import type { CheckpointStore } from '../../shared/projections/checkpoints.ts';
+import { rebuildProjection } from '../../shared/projections/rebuild.ts';
+import { ProjectionRunner } from '../../shared/projections/runner.ts';
 import type { DatasetShape } from './dataset.ts';
 
 /** A measurement stops at whichever comes first. */

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Checkpoint, MemoryCheckpointStore } from '../../projections/checkpoints.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import type { EventStore, StoredEvent, SubscribeOptions } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { type Checkpoint, MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
 import { checkDelivery, fillLog, streamSizes } from '../../test/forwarder/support.ts';
 import { FORWARDER_CHECKPOINT, KafkaForwarder, type KafkaForwarderOptions } from './kafka.ts';
 import { toKafkaMessage } from './message.ts';

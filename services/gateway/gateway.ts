@@ -1,4 +1,3 @@
-import { ProjectionRunner, type ProjectionRunnerOptions } from '../../projections/runner.ts';
 import { studiosProjection } from '../../projections/studios.ts';
 import { tokensProjection } from '../../projections/tokens.ts';
 import type { StudioConfig } from '../../shared/config.ts';
@@ -11,6 +10,7 @@ import { ActionRegistry } from '../../shared/http/registry.ts';
 import { type Listening, listen } from '../../shared/http/server.ts';
 import { runAlone, runAsLeader } from '../../shared/leadership.ts';
 import { createLogger, type Logger } from '../../shared/logger.ts';
+import { ProjectionRunner, type ProjectionRunnerOptions } from '../../shared/projections/runner.ts';
 import { type CounterStore, openCounters } from '../../shared/rate-limit/counters.ts';
 import { accountsService } from '../accounts/actions.ts';
 import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/service.ts';

@@ -1,6 +1,6 @@
-import type { LivenessReport } from '../../projections/liveness.ts';
-import type { ProjectionRunner } from '../../projections/runner.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
+import type { LivenessReport } from '../../shared/projections/liveness.ts';
+import type { ProjectionRunner } from '../../shared/projections/runner.ts';
 
 const LAG_COUNT_CAP = 10_000;
 

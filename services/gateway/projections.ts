@@ -1,10 +1,10 @@
 import { accountsProjection } from '../../projections/accounts.ts';
 import { envProjection } from '../../projections/env.ts';
 import { jobsProjection } from '../../projections/jobs.ts';
-import type { AnyProjection } from '../../projections/projection.ts';
 import { studiosProjection } from '../../projections/studios.ts';
 import { tokensProjection } from '../../projections/tokens.ts';
 import { usageProjection } from '../../projections/usage.ts';
+import type { AnyProjection } from '../../shared/projections/projection.ts';
 
 /** Every read model the gateway keeps in memory, in the order `projections rebuild` lists them. */
 export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [

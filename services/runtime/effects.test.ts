@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryCheckpointStore } from '../../projections/checkpoints.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
 import { FailingReads, until } from '../../test/support/failing-reads.ts';
 import { EffectDispatcher } from './effects.ts';
 import type { PluginManager } from './plugins/manager.ts';

@@ -1,4 +1,4 @@
-import type { ProjectionRunner } from '../../projections/runner.ts';
+import type { ProjectionRunner } from '../../shared/projections/runner.ts';
 import type { StreamHub } from '../sessions/stream-hub.ts';
 
 /**

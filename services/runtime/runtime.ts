@@ -1,6 +1,4 @@
 import { join } from 'node:path';
-import type { CheckpointStore } from '../../projections/checkpoints.ts';
-import { ProjectionRunner } from '../../projections/runner.ts';
 import { ConfigError, type StudioConfig } from '../../shared/config.ts';
 import { lockDataDir } from '../../shared/data-dir-lock.ts';
 import { ApiError } from '../../shared/errors.ts';
@@ -13,6 +11,9 @@ import { hostsOf, originGuard } from '../../shared/http/origin-guard.ts';
 import { mountRoutes } from '../../shared/http/serve.ts';
 import { listen } from '../../shared/http/server.ts';
 import type { Logger } from '../../shared/logger.ts';
+import type { CheckpointStore } from '../../shared/projections/checkpoints.ts';
+import { ProjectionRunner } from '../../shared/projections/runner.ts';
+import { LiveBus } from '../sessions/live.ts';
 import { sdkRoutes } from '../sessions/routes.ts';
 import { SessionService } from '../sessions/service.ts';
 import { StreamHub } from '../sessions/stream-hub.ts';
@@ -20,7 +21,6 @@ import { agentTurnRunner } from './agent/turn.ts';
 import { EffectDispatcher } from './effects.ts';
 import { GatewayClient } from './gateway-client.ts';
 import { runtimeHealth } from './health.ts';
-import { LiveBus } from './live.ts';
 import { chatPlugin } from './plugins/chat/index.ts';
 import { filesPlugin } from './plugins/files/index.ts';
 import { PluginManager } from './plugins/manager.ts';
@@ -157,7 +157,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         events: store.events,
         hub,
         live,
-        plugins,
+        agentSystem: () => plugins.agentSystem(),
         model: config.agentModel,
         heartbeatMs: config.sseHeartbeatMs,
         openStreams: new OpenStreamLimit(config.maxStreamsPerClient),

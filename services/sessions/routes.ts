@@ -5,20 +5,27 @@ import type { EventStore } from '../../shared/event-store/types.ts';
 import { defineRoute, noInput, withStatus } from '../../shared/http/action.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
 import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
-import { AttachmentSchema, MAX_ATTACHMENT_BYTES } from '../runtime/attachments.ts';
-import type { LiveBus } from '../runtime/live.ts';
-import type { PluginManager } from '../runtime/plugins/manager.ts';
+import { AttachmentSchema, MAX_ATTACHMENT_BYTES } from './attachments.ts';
+import type { LiveBus } from './live.ts';
 import type { SessionService } from './service.ts';
 import { sessionStreamId } from './session.ts';
 import { eventView, resumePoint, streamSession } from './sse.ts';
 import type { StreamHub } from './stream-hub.ts';
+
+/** The plugins' part of an agent's instructions: their system prompt, the running ones and their tools. */
+export interface AgentSystem {
+  pluginSystem: string;
+  plugins: string[];
+  tools: { name: string; description: string }[];
+}
 
 export interface SdkRouteDeps {
   sessions: SessionService;
   events: EventStore;
   hub: StreamHub;
   live: LiveBus;
-  plugins: PluginManager;
+  /** What the agent that runs this host's turns is given besides the session's own prompt. */
+  agentSystem: () => Promise<AgentSystem>;
   model: string;
   heartbeatMs: number;
   /** Bounds the event streams one client holds open. */
@@ -144,17 +151,13 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       params,
       input: noInput,
       handler: async (_input, { params: { session } }) => {
-        const plugins = (
-          await Promise.all(deps.plugins.list().map((p) => deps.plugins.status(p.name)))
-        ).filter((p) => p.state === 'running');
+        const agent = await deps.agentSystem();
         return {
           model: session.model,
           system: session.system,
-          plugin_system: deps.plugins.systemPrompt(),
-          plugins: plugins.map((p) => p.name),
-          tools: deps.plugins
-            .tools()
-            .map((t) => ({ name: t.function.name, description: t.function.description })),
+          plugin_system: agent.pluginSystem,
+          plugins: agent.plugins,
+          tools: agent.tools,
         };
       },
     }),

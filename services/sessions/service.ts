@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { ProjectionRunner } from '../../projections/runner.ts';
 import { type MessageView, type SessionView, sessionsProjection } from '../../projections/sessions.ts';
 import { AggregateCache, handleCommand, loadAggregate } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventMetadata, EventStore } from '../../shared/event-store/types.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { type Attachment, materializePrompt } from '../runtime/attachments.ts';
+import type { ProjectionRunner } from '../../shared/projections/runner.ts';
+import { type Attachment, materializePrompt } from './attachments.ts';
 import {
   type SessionCommand,
   type SessionEvent,

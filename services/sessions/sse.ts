@@ -3,7 +3,7 @@ import { ApiError } from '../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
 import { onHeartbeat } from '../../shared/http/heartbeat.ts';
 import { openSse } from '../../shared/http/sse.ts';
-import type { LiveBus, PartDelta } from '../runtime/live.ts';
+import type { LiveBus, PartDelta } from './live.ts';
 import { sessionStreamId } from './session.ts';
 import type { StreamHub } from './stream-hub.ts';
 

@@ -4,7 +4,7 @@ import {
   type CheckpointStore,
   MemoryCheckpointStore,
   SqlCheckpointStore,
-} from '../../projections/checkpoints.ts';
+} from '../projections/checkpoints.ts';
 import { MemoryEventStore } from './memory.ts';
 import { migrate } from './migrations.ts';
 import type { EventStore, EventStoreKind, StoreTestHooks } from './types.ts';

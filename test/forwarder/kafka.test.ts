@@ -11,11 +11,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type Checkpoint,
-  type CheckpointStore,
-  MemoryCheckpointStore,
-} from '../../projections/checkpoints.ts';
 import { parseBrokers } from '../../services/forwarder/gateway.ts';
 import {
   FORWARDER_CHECKPOINT,
@@ -27,6 +22,11 @@ import { startGateway } from '../../services/gateway/gateway.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import { createLogger } from '../../shared/logger.ts';
+import {
+  type Checkpoint,
+  type CheckpointStore,
+  MemoryCheckpointStore,
+} from '../../shared/projections/checkpoints.ts';
 import {
   type Cluster,
   checkDelivery,

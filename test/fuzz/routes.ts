@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AttachmentSchema } from '../../services/runtime/attachments.ts';
+import { AttachmentSchema } from '../../services/sessions/attachments.ts';
 import type { ActionRegistry } from '../../shared/http/registry.ts';
 import type { JsonSchema } from './from-schema.ts';
 

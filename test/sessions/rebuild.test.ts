@@ -1,8 +1,8 @@
 import { RemoteAgent } from 'studio/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryCheckpointStore } from '../../projections/checkpoints.ts';
-import { rebuildProjection } from '../../projections/rebuild.ts';
 import { type SessionsState, sessionsProjection } from '../../projections/sessions.ts';
+import { MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
+import { rebuildProjection } from '../../shared/projections/rebuild.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 
 let stack: TestStack;

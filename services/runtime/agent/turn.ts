@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../../shared/errors.ts';
+import type { LiveBus } from '../../sessions/live.ts';
 import type { SessionService, TurnRunner } from '../../sessions/service.ts';
 import type { Part } from '../../sessions/session.ts';
 import type { GatewayClient } from '../gateway-client.ts';
-import type { LiveBus } from '../live.ts';
 import type { PluginManager } from '../plugins/manager.ts';
 import { stringify, toChatMessages } from './history.ts';
 

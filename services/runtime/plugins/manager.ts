@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.ts';
 import type { StoredEvent } from '../../../shared/event-store/types.ts';
 import type { Logger } from '../../../shared/logger.ts';
+import type { AgentSystem } from '../../sessions/routes.ts';
 import { findExecutable } from './executables.ts';
 import type { ActionCall, Availability, Plugin, PluginAction, PluginContext, PluginState } from './types.ts';
 
@@ -213,6 +214,16 @@ export class PluginManager {
   }
 
   /** The actions of running plugins, as tools for the model. */
+  /** What an agent turn is given by the plugins: their system prompt, which are running, their tools. */
+  async agentSystem(): Promise<AgentSystem> {
+    const statuses = await Promise.all(this.list().map((p) => this.status(p.name)));
+    return {
+      pluginSystem: this.systemPrompt(),
+      plugins: statuses.filter((p) => p.state === 'running').map((p) => p.name),
+      tools: this.tools().map((t) => ({ name: t.function.name, description: t.function.description })),
+    };
+  }
+
   tools(): AgentTool[] {
     return this.#running().flatMap((plugin) =>
       plugin.actions

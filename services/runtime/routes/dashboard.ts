@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, noInput } from '../../../shared/http/action.ts';
-import { AttachmentSchema, MAX_ATTACHMENT_BYTES, materializePrompt } from '../attachments.ts';
+import { AttachmentSchema, MAX_ATTACHMENT_BYTES, materializePrompt } from '../../sessions/attachments.ts';
 import type { RuntimeRouteDeps } from './deps.ts';
 import { instructions, turnAnswer } from './execute.ts';
 

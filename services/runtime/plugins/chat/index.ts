@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { channelKey, chatProjection } from '../../../../projections/chat.ts';
-import type { ProjectionRunner } from '../../../../projections/runner.ts';
 import { sessionsProjection } from '../../../../projections/sessions.ts';
 import { ApiError } from '../../../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../../../shared/event-store/types.ts';
+import type { ProjectionRunner } from '../../../../shared/projections/runner.ts';
 import { newTurnId, type SessionService } from '../../../sessions/service.ts';
 import {
   defineAction,

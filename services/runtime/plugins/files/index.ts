@@ -1,7 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { listWorkspaceFolder, readWorkspaceFile, writeWorkspaceFile } from '../../workspace/files.ts';
+import {
+  listWorkspaceFolder,
+  readWorkspaceFile,
+  writeWorkspaceFile,
+} from '../../../../shared/workspace/files.ts';
 import { defineAction, definePlugin } from '../types.ts';
 
 const MAX_FILE_BYTES = 1024 * 1024;

@@ -1,6 +1,6 @@
 import { lstat, mkdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { ApiError } from '../../../shared/errors.ts';
+import { ApiError } from '../errors.ts';
 import { clientErrorOf } from './fs-errors.ts';
 
 /** As many links as Linux follows in one path before ELOOP. */

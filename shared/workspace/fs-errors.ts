@@ -1,4 +1,4 @@
-import { ApiError } from '../../../shared/errors.ts';
+import { ApiError } from '../errors.ts';
 
 /**
  * A file-system error met on a workspace path, as the client error it is; anything unexpected

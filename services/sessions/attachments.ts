@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../shared/errors.ts';
-import type { Attachment } from '../sessions/schemas.ts';
-import type { TurnAttachment } from '../sessions/session.ts';
-import { writeWorkspaceFile } from './workspace/files.ts';
+import { writeWorkspaceFile } from '../../shared/workspace/files.ts';
+import type { Attachment } from './schemas.ts';
+import type { TurnAttachment } from './session.ts';
 
 export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
 
-export type { Attachment } from '../sessions/schemas.ts';
-export { Attachment as AttachmentSchema } from '../sessions/schemas.ts';
+export type { Attachment } from './schemas.ts';
+export { Attachment as AttachmentSchema } from './schemas.ts';
 
 /** A name safe to put in a path: no folders, no traversal, no control characters. */
 export function safeFileName(name: string): string {

@@ -1,5 +1,5 @@
-import type { DomainEvent } from '../shared/decider.ts';
-import type { StoredEvent } from '../shared/event-store/types.ts';
+import type { DomainEvent } from '../decider.ts';
+import type { StoredEvent } from '../event-store/types.ts';
 
 /** The stored form of each member of a domain event union, so a `switch` on `type` narrows `data`. */
 export type Stored<E extends DomainEvent> =

@@ -1,4 +1,4 @@
-import type { EventStore } from '../shared/event-store/types.ts';
+import type { EventStore } from '../event-store/types.ts';
 import type { CheckpointStore } from './checkpoints.ts';
 import type { AnyProjection } from './projection.ts';
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../shared/errors.ts';
+import { ApiError } from '../errors.ts';
 
 /** While reads keep failing, at most one warning per this many ms (the rest at debug). */
 const WARN_EVERY_MS = 60_000;

@@ -1,9 +1,9 @@
-import { ApiError } from '../shared/errors.ts';
-import type { BackoffOptions } from '../shared/event-store/backoff.ts';
-import { resubscribing } from '../shared/event-store/resubscribe.ts';
-import type { EventStore, StoredEvent } from '../shared/event-store/types.ts';
-import { isCaughtUp } from '../shared/event-store/types.ts';
-import type { Logger } from '../shared/logger.ts';
+import { ApiError } from '../errors.ts';
+import type { BackoffOptions } from '../event-store/backoff.ts';
+import { resubscribing } from '../event-store/resubscribe.ts';
+import type { EventStore, StoredEvent } from '../event-store/types.ts';
+import { isCaughtUp } from '../event-store/types.ts';
+import type { Logger } from '../logger.ts';
 import type { CheckpointStore } from './checkpoints.ts';
 import { ReadModelLiveness } from './liveness.ts';
 import type { AnyProjection, Projection } from './projection.ts';

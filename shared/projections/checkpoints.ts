@@ -1,5 +1,5 @@
-import { fromJsonb, toJsonbText } from '../shared/event-store/json-codec.ts';
-import type { SqlDriver } from '../shared/event-store/sql-driver.ts';
+import { fromJsonb, toJsonbText } from '../event-store/json-codec.ts';
+import type { SqlDriver } from '../event-store/sql-driver.ts';
 
 export interface Checkpoint<State = unknown> {
   version: number;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPgliteStore } from '../shared/event-store/pglite.ts';
-import { openPostgresStore } from '../shared/event-store/postgres.ts';
-import { freshPostgresDatabase, postgresUnavailableReason } from '../test/support/postgres.ts';
+import { freshPostgresDatabase, postgresUnavailableReason } from '../../test/support/postgres.ts';
+import { openPgliteStore } from '../event-store/pglite.ts';
+import { openPostgresStore } from '../event-store/postgres.ts';
 import { type CheckpointStore, MemoryCheckpointStore, SqlCheckpointStore } from './checkpoints.ts';
 
 const database = await freshPostgresDatabase();

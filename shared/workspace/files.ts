@@ -1,6 +1,6 @@
 import { constants, type Dirent } from 'node:fs';
 import { type FileHandle, lstat, open, readdir } from 'node:fs/promises';
-import { ApiError } from '../../../shared/errors.ts';
+import { ApiError } from '../errors.ts';
 import { clientErrorOf } from './fs-errors.ts';
 import { type ResolveOptions, resolveInWorkspace } from './resolve.ts';
 

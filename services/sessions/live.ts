@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
-import type { PartDelta } from '../sessions/schemas.ts';
+import type { PartDelta } from './schemas.ts';
 
-export type { PartDelta } from '../sessions/schemas.ts';
+export type { PartDelta } from './schemas.ts';
 
 /** In-process fan-out of live deltas, per session. */
 export class LiveBus {

@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StudioEvent } from '../services/studios/studio.ts';
-import { ApiError } from '../shared/errors.ts';
-import { MemoryEventStore } from '../shared/event-store/memory.ts';
-import { FailingReads, until } from '../test/support/failing-reads.ts';
+import { studiosProjection } from '../../projections/studios.ts';
+import { tokensProjection } from '../../projections/tokens.ts';
+import type { StudioEvent } from '../../services/studios/studio.ts';
+import { FailingReads, until } from '../../test/support/failing-reads.ts';
+import { ApiError } from '../errors.ts';
+import { MemoryEventStore } from '../event-store/memory.ts';
 import { MemoryCheckpointStore } from './checkpoints.ts';
 import { defineProjection } from './projection.ts';
 import { rebuildProjection } from './rebuild.ts';
 import { ProjectionRunner } from './runner.ts';
-import { studiosProjection } from './studios.ts';
-import { tokensProjection } from './tokens.ts';
 
 const meta = { actor: 'admin' };
 const created = (studioId: string): StudioEvent => ({

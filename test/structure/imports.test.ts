@@ -1,0 +1,76 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// The arrows of docs/architecture.md ("Dependencies"), checked on every relative import of the
+// source (tests excluded): nothing in shared/ imports upward, no module cycle, and the runtime hosts
+// the session API without the session API knowing of the runtime.
+
+const ROOT = join(import.meta.dirname, '../..');
+const SOURCE_FOLDERS = ['shared', 'projections', 'services', 'bin', 'sdk'];
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]/g;
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
+    .filter((path) => path.endsWith('.ts') && !path.endsWith('.test.ts'))
+    .map((path) => join(folder, path));
+}
+
+interface Arrow {
+  from: string;
+  to: string;
+}
+const graph = new Map<string, Arrow[]>();
+for (const file of SOURCE_FOLDERS.flatMap(sourceFiles)) {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  graph.set(
+    file,
+    [...text.matchAll(IMPORT)].map((m) => ({
+      from: file,
+      to: relative(ROOT, resolve(ROOT, dirname(file), m[1]!)),
+    })),
+  );
+}
+
+const arrows = [...graph.values()].flat();
+const under = (folder: string) => (path: string) => path.startsWith(`${folder}/`);
+
+describe('import arrows', () => {
+  it('reads some source', () => {
+    expect(graph.size).toBeGreaterThan(150);
+  });
+
+  it('nothing in shared/ imports from above it', () => {
+    expect(arrows.filter((a) => under('shared')(a.from) && !under('shared')(a.to))).toEqual([]);
+  });
+
+  it('projections/ holds read models only: the machinery that runs them is in shared/projections/', () => {
+    const machinery = [...graph.keys()].filter(
+      (f) => under('projections')(f) && /(runner|checkpoints|rebuild|snapshot|liveness)\.ts$/.test(f),
+    );
+    expect(machinery).toEqual([]);
+  });
+
+  it('the session API knows nothing of the runtime that hosts it', () => {
+    expect(
+      arrows.filter((a) => under('services/sessions')(a.from) && under('services/runtime')(a.to)),
+    ).toEqual([]);
+  });
+
+  it('no module imports itself through a cycle', () => {
+    const state = new Map<string, 'open' | 'done'>();
+    const cycles: string[][] = [];
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file]);
+        return;
+      }
+      state.set(file, 'open');
+      for (const { to } of graph.get(file) ?? []) if (graph.has(to)) visit(to, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+});
