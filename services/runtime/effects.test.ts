@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
+import { FailingReads, until } from '../../shared/event-store/testing.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
-import { FailingReads, until } from '../../test/support/failing-reads.ts';
 import { EffectDispatcher } from './effects.ts';
 import type { PluginManager } from './plugins/manager.ts';
 

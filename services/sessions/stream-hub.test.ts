@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
+import { FailingReads, until as waitUntil } from '../../shared/event-store/testing.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { FailingReads, until as waitUntil } from '../../test/support/failing-reads.ts';
 import { MAX_EVENTS_PER_TICK, StreamHub } from './stream-hub.ts';
 
 const until = async (check: () => boolean) => {

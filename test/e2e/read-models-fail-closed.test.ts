@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studioDecider, studioStreamId } from '../../services/studios/studio.ts';
 import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
 import { handleCommand } from '../../shared/decider.ts';
-import { FailingReads, until } from '../support/failing-reads.ts';
+import { FailingReads, until } from '../../shared/event-store/testing.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 

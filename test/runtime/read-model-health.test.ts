@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FailingReads, until } from '../support/failing-reads.ts';
+import { FailingReads, until } from '../../shared/event-store/testing.ts';
 import { expectApiError } from '../support/gateway.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 

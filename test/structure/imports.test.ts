@@ -73,4 +73,19 @@ describe('import arrows', () => {
     for (const file of graph.keys()) visit(file, []);
     expect(cycles).toEqual([]);
   });
+
+  it('unit tests beside the code lean on no test support of test/ (those are integration suites, kept under test/)', () => {
+    const besideCode = SOURCE_FOLDERS.flatMap((folder) =>
+      readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
+        .filter((path) => path.endsWith('.test.ts'))
+        .map((path) => join(folder, path)),
+    );
+    expect(besideCode.length).toBeGreaterThan(20);
+    const leaning = besideCode.filter((file) =>
+      [...readFileSync(join(ROOT, file), 'utf8').matchAll(IMPORT)].some((m) =>
+        relative(ROOT, resolve(ROOT, dirname(file), m[1]!)).startsWith('test/'),
+      ),
+    );
+    expect(leaning).toEqual([]);
+  });
 });

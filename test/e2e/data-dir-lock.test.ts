@@ -3,10 +3,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { processState } from '../test/support/process-state.ts';
-import { DataDirInUse, lockDataDir } from './data-dir-lock.ts';
+import { DataDirInUse, lockDataDir } from '../../shared/data-dir-lock.ts';
+import { processState } from '../support/process-state.ts';
 
-const ROOT = join(import.meta.dirname, '..');
+const ROOT = join(import.meta.dirname, '../..');
 const HOLDER = join(ROOT, 'test/support/lock-holder.ts');
 
 /** Resolves with the child's output once it printed `locked` (its lock is held). */

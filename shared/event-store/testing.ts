@@ -1,4 +1,5 @@
-import type { StoreRead, StoreTestHooks } from '../../shared/event-store/types.ts';
+/** Test doubles for code that reads the log: unit tests beside that code and the suites under test/ use them. */
+import type { StoreRead, StoreTestHooks } from './types.ts';
 
 /**
  * Store hooks that make chosen reads fail while `failing` is on, the way a reset connection makes a

@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshPostgresDatabase, postgresUnavailableReason } from '../../test/support/postgres.ts';
-import { openPgliteStore } from '../event-store/pglite.ts';
-import { openPostgresStore } from '../event-store/postgres.ts';
-import { type CheckpointStore, MemoryCheckpointStore, SqlCheckpointStore } from './checkpoints.ts';
+import { openPgliteStore } from '../../shared/event-store/pglite.ts';
+import { openPostgresStore } from '../../shared/event-store/postgres.ts';
+import {
+  type CheckpointStore,
+  MemoryCheckpointStore,
+  SqlCheckpointStore,
+} from '../../shared/projections/checkpoints.ts';
+import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
 const database = await freshPostgresDatabase();
 afterAll(async () => {
