@@ -1,13 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import {
+  FORWARDER_CHECKPOINT,
+  KafkaForwarder,
+  type KafkaForwarderOptions,
+} from '../../services/forwarder/kafka.ts';
+import { toKafkaMessage } from '../../services/forwarder/message.ts';
+import type { BatchProducer } from '../../services/forwarder/producer.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import type { EventStore, StoredEvent, SubscribeOptions } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { type Checkpoint, MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
-import { checkDelivery, fillLog, streamSizes } from '../../test/forwarder/support.ts';
-import { FORWARDER_CHECKPOINT, KafkaForwarder, type KafkaForwarderOptions } from './kafka.ts';
-import { toKafkaMessage } from './message.ts';
-import type { BatchProducer } from './producer.ts';
+import { checkDelivery, fillLog, streamSizes } from './support.ts';
 
 /** A broker in memory: what it acknowledged, in order; it can be down, or fail part of a batch. */
 class FakeBroker {
