@@ -5,9 +5,9 @@ import { type CommandResult, type Decider, type DomainEvent, handleCommand } fro
 import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
+import { KeyedLock } from '../../shared/keyed-lock.ts';
 import { EnvReader } from '../env/reader.ts';
 import { type GatewayContext, settle } from '../gateway/context.ts';
-import { KeyedLock } from './lock.ts';
 import { Passwords } from './passwords.ts';
 import { builtinProviders } from './providers/index.ts';
 import type { EnvGet, OAuthProvider, ProviderId } from './providers/types.ts';

@@ -5,6 +5,7 @@ import type { ProjectionRunner } from '../../../../projections/runner.ts';
 import { sessionsProjection } from '../../../../projections/sessions.ts';
 import { ApiError } from '../../../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../../../shared/event-store/types.ts';
+import { KeyedLock } from '../../../../shared/keyed-lock.ts';
 import { newTurnId, type SessionService } from '../../../sessions/service.ts';
 import {
   defineAction,
@@ -46,14 +47,7 @@ const normalize: Pipeline = {
  * that delivers each reply to the outbound webhook.
  */
 export function chatPlugin(deps: ChatPluginDeps) {
-  const locks = new Map<string, Promise<unknown>>();
-  const locked = <T>(key: string, work: () => Promise<T>): Promise<T> => {
-    const run = (locks.get(key) ?? Promise.resolve()).then(work, work);
-    const settled = run.catch(() => undefined);
-    locks.set(key, settled);
-    void settled.then(() => locks.get(key) === settled && locks.delete(key));
-    return run;
-  };
+  const locks = new KeyedLock();
   const chat = () => deps.projections.state(chatProjection);
 
   async function append(conversationId: string, event: ChatEvent): Promise<void> {
@@ -65,7 +59,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
 
   function openConversation(platform: string, channel: string): Promise<string> {
     const key = channelKey(platform, channel);
-    return locked(`open:${key}`, async () => {
+    return locks.run(`open:${key}`, async () => {
       const existing = chat().byChannel.get(key);
       if (existing) return existing;
       const conversationId = `conv_${randomBytes(12).toString('base64url')}`;
@@ -95,7 +89,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
   ): Promise<QueuedReceipt> {
     if (!chat().conversations.has(conversationId))
       throw new ApiError('not_found', `no conversation ${conversationId}`);
-    return locked(`receive:${conversationId}`, async () => {
+    return locks.run(`receive:${conversationId}`, async () => {
       const turnId = newTurnId();
       const messageId = `cmsg_${randomBytes(9).toString('base64url')}`;
       await append(conversationId, {
