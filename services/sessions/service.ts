@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ProjectionRunner } from '../../projections/runner.ts';
 import { type SessionView, sessionsProjection } from '../../projections/sessions.ts';
-import { AggregateCache, handleCommand, loadAggregate } from '../../shared/decider.ts';
+import { AggregateCache, foldEvents, handleCommand, loadAggregate } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventMetadata, EventStore } from '../../shared/event-store/types.ts';
 import { KeyedLock } from '../../shared/keyed-lock.ts';
@@ -150,10 +150,7 @@ export class SessionService {
     }
     const copies = await this.options.events.readStream(sessionStreamId(sourceId), { limit: cut + 1 });
     const sessionId = newSessionId();
-    const state = copies.reduce(
-      (s, e) => sessionDecider.evolve(s, { type: e.type, data: e.data } as SessionEvent),
-      sessionDecider.initialState(),
-    );
+    const state = foldEvents(sessionDecider, copies as SessionEvent[]);
     const decided = sessionDecider.decide(
       { type: 'ForkSession', sessionId, fromSessionId: sourceId, atRevision: cut },
       state,
