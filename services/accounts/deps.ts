@@ -81,6 +81,3 @@ export function clientAddress(ctx: ActionContext): string {
 export function clientLimitKey(ctx: ActionContext): string {
   return clientKeyOf(ctx.req.ip ?? ctx.req.socket.remoteAddress);
 }
-
-/** Studio ids as the studios service accepts them. */
-export const STUDIO_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
