@@ -17,6 +17,14 @@ export interface Decider<Command, Event extends DomainEvent, State> {
   evolve: (state: State, event: Event) => State;
 }
 
+/**
+ * The `default` of a decider's exhaustive switch: `value` is `never` while every command or event
+ * has its case, so a missing case does not compile; reached all the same, it throws.
+ */
+export function unknownCase(kind: 'command' | 'event', value: never): never {
+  throw new Error(`unknown ${kind} ${JSON.stringify(value)}`);
+}
+
 export interface CommandResult<Event extends DomainEvent, State> {
   state: State;
   events: Event[];

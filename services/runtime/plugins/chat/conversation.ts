@@ -1,4 +1,4 @@
-import type { Decider } from '../../../../shared/decider.ts';
+import { type Decider, unknownCase } from '../../../../shared/decider.ts';
 import { DomainError } from '../../../../shared/errors.ts';
 import type { ChatEvent } from './events.ts';
 
@@ -36,10 +36,8 @@ function decide(command: ChatCommand, state: ChatConversationState): ChatEvent[]
       const { turnId, status, httpStatus, error } = command;
       return [{ type: 'ReplyDelivered', data: { conversationId, turnId, status, httpStatus, error } }];
     }
-    default: {
-      const unknown: never = command;
-      throw new Error(`unknown command ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('command', command);
   }
 }
 
@@ -50,10 +48,8 @@ function evolve(state: ChatConversationState, event: ChatEvent): ChatConversatio
     case 'MessageReceived':
     case 'ReplyDelivered':
       return state;
-    default: {
-      const unknown: never = event;
-      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('event', event);
   }
 }
 
