@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { Decider, DomainEvent } from './decider.ts';
+import { type Decider, type DomainEvent, foldEvents } from './decider.ts';
 import { DomainError } from './errors.ts';
 
 /**
@@ -10,7 +10,7 @@ export function deciderSpec<Command, Event extends DomainEvent, State>(
 ) {
   return {
     given(history: Event[]) {
-      const state = history.reduce(decider.evolve, decider.initialState());
+      const state = foldEvents(decider, history);
       return {
         when(command: Command) {
           const run = () => decider.decide(command, state);

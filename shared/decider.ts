@@ -17,6 +17,14 @@ export interface Decider<Command, Event extends DomainEvent, State> {
   evolve: (state: State, event: Event) => State;
 }
 
+/**
+ * The `default` of a decider's exhaustive switch: `value` is `never` while every command or event
+ * has its case, so a missing case does not compile; reached all the same, it throws.
+ */
+export function unknownCase(kind: 'command' | 'event', value: never): never {
+  throw new Error(`unknown ${kind} ${JSON.stringify(value)}`);
+}
+
 export interface CommandResult<Event extends DomainEvent, State> {
   state: State;
   events: Event[];
@@ -25,6 +33,18 @@ export interface CommandResult<Event extends DomainEvent, State> {
 }
 
 const MAX_ATTEMPTS = 5;
+
+/**
+ * Folds events into a state, from `state` or else the decider's initial one. Only each event's type
+ * and data reach `evolve`: stored events arrive as they are read, storage details and all.
+ */
+export function foldEvents<Event extends DomainEvent, State>(
+  decider: Pick<Decider<unknown, Event, State>, 'initialState' | 'evolve'>,
+  events: readonly DomainEvent<Event['type'], Event['data']>[],
+  state: State = decider.initialState(),
+): State {
+  return events.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), state);
+}
 
 /** A stream's folded state and the revision it reflects (-1: no events). */
 export interface Snapshot<State> {
@@ -61,10 +81,7 @@ export async function loadAggregate<Command, Event extends DomainEvent, State>(
 ): Promise<Snapshot<State>> {
   const after = from?.revision ?? -1;
   const events = (await store.readStream(streamId, { after })) as StoredEvent<Event['type'], Event['data']>[];
-  const state = events.reduce(
-    (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
-    from?.state ?? decider.initialState(),
-  );
+  const state = foldEvents(decider, events, from?.state);
   return { state, revision: events.at(-1)?.revision ?? after };
 }
 
@@ -91,7 +108,7 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
         expected: revision < 0 ? 'no_stream' : revision,
         metadata,
       });
-      const next = events.reduce(decider.evolve, state);
+      const next = foldEvents(decider, events, state);
       cache?.set(streamId, { state: next, revision: result.nextExpectedRevision });
       return { state: next, events, position: result.position };
     } catch (error) {

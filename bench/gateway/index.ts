@@ -17,12 +17,12 @@
  * autocannon and @portkey-ai/gateway are installed into a temp directory at run time (see tools.ts).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { positiveFromEnv } from '../lib/env.ts';
-import { round3, type Summary, summarize } from '../lib/stats.ts';
-import { type OpenLoopResult, openLoop, percentile } from './open-loop.ts';
+import { percentile, round3 } from '../lib/stats.ts';
+import { type OpenLoopResult, openLoop } from './open-loop.ts';
 import {
   type Child,
   cpuMs,
@@ -33,6 +33,20 @@ import {
   spawnProbed,
   spawnReady,
 } from './processes.ts';
+import { report } from './report.ts';
+import {
+  ALL_TARGETS,
+  CONNECTIONS,
+  EVEN_RATE,
+  emptySamples,
+  LABELS,
+  type Mode,
+  type Samples,
+  type Target,
+  type TargetKey,
+  TITLE,
+  UNLOADED_RATE,
+} from './settings.ts';
 import { type StudioStore, startStudioTarget, studioStoreFromEnv } from './studio.ts';
 import { installTools, type Tools } from './tools.ts';
 
@@ -46,71 +60,11 @@ export interface GatewayBenchOptions {
   log?: (message: string) => void;
 }
 
-type TargetKey = 'direct' | 'thin' | 'studio' | 'portkey';
-type Mode = 'json' | 'stream';
-const ALL_TARGETS: readonly TargetKey[] = ['direct', 'thin', 'studio', 'portkey'];
-const LABELS: Record<TargetKey, string> = {
-  direct: 'direct (client → mock)',
-  thin: 'thin proxy (express 5 + undici Pool)',
-  studio: 'Studio',
-  portkey: 'Portkey',
-};
-
-const TITLE = '## Gateway overhead on chat completions';
-const CONNECTIONS = 50;
-const UNLOADED_RATE = 200;
-const EVEN_RATE = 1_000;
 const MESSAGES = [
   { role: 'system', content: 'You are a helpful assistant.' },
   { role: 'user', content: 'Say hello in a few words.' },
 ];
 const JSON_TEXT = 'Hello! How can I help you today?';
-
-/** The gateway's aims (docs/benchmarks.md, "How we measure"), checked for Studio in this run. */
-const AIM = {
-  timesPortkey: 5,
-  timesThin: 0.75,
-  cpuMsPerRequest: 0.2,
-  firstChunkAddedMs: 1,
-  p99VsThinAt1000Ms: 2,
-  addedP99At1000Ms: 1,
-  rssMb: 150,
-};
-
-interface Target {
-  key: TargetKey;
-  label: string;
-  /** The process whose CPU and RSS are measured (the mock itself for `direct`). */
-  proc?: Child;
-  origin: string;
-  path: string;
-  headers: Record<string, string>;
-  model: string;
-  notRun?: string;
-}
-
-interface Samples {
-  rps: Record<Mode, number[]>;
-  cpu: Record<Mode, number[]>;
-  rss: number[];
-  /** Open loop at UNLOADED_RATE: p50/p99 of total (JSON), first chunk and last chunk (stream). */
-  json: { p50: number[]; p99: number[] };
-  first: { p50: number[]; p99: number[] };
-  last: { p50: number[]; p99: number[] };
-  even: { p50: number[]; p99: number[] };
-  errors: string[];
-}
-
-const emptySamples = (): Samples => ({
-  rps: { json: [], stream: [] },
-  cpu: { json: [], stream: [] },
-  rss: [],
-  json: { p50: [], p99: [] },
-  first: { p50: [], p99: [] },
-  last: { p50: [], p99: [] },
-  even: { p50: [], p99: [] },
-  errors: [],
-});
 
 const bodyOf = (target: Target, mode: Mode) =>
   JSON.stringify({
@@ -417,230 +371,6 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
     await stopAll();
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The report
-
-interface ReportInput {
-  targets: Target[];
-  samples: Map<TargetKey, Samples>;
-  reps: number;
-  seconds: number;
-  openMs: number;
-  store: string;
-  versions: { express: string; undici: string; autocannon: string };
-  date: Date;
-  loadAtStart: number;
-  loadAtEnd: number;
-  elapsedS: number;
-  quick: boolean;
-}
-
-/** `1.23` or `1.23 (1.10–1.40)` */
-function fmt(summary: Summary | undefined, unit = ''): string {
-  if (!summary || Number.isNaN(summary.median)) return '–';
-  const v = (x: number) => `${round3(x)}${unit}`;
-  return summary.runs === 1 || summary.min === summary.max
-    ? v(summary.median)
-    : `${v(summary.median)} (${v(summary.min)}–${v(summary.max)})`;
-}
-
-/** Signed: `+0.42 ms` */
-function fmtAdded(summary: Summary | undefined): string {
-  if (!summary || Number.isNaN(summary.median)) return '–';
-  const v = (x: number) => `${x >= 0 ? '+' : '−'}${round3(Math.abs(x))}`;
-  return summary.runs === 1 || summary.min === summary.max
-    ? `${v(summary.median)}`
-    : `${v(summary.median)} (${v(summary.min)} to ${v(summary.max)})`;
-}
-
-/** Per repetition a[i] op b[i] (the targets ran side by side in each), then median with min–max. */
-function paired(a: number[], b: number[], op: (x: number, y: number) => number): Summary | undefined {
-  const n = Math.min(a.length, b.length);
-  return summarize(Array.from({ length: n }, (_, i) => op(a[i]!, b[i]!)).filter((x) => Number.isFinite(x)));
-}
-
-const minus = (x: number, y: number) => x - y;
-const ratio = (x: number, y: number) => x / y;
-
-function report(input: ReportInput): string {
-  const { targets, samples } = input;
-  const s = (key: TargetKey) => samples.get(key);
-  const ran = (key: TargetKey) => targets.some((t) => t.key === key && !t.notRun);
-  const direct = s('direct')!;
-  /** Its closed-loop JSON maximum in this run, when an even EVEN_RATE is more than half of it. */
-  const saturated = (key: TargetKey): number | undefined => {
-    const max = summarize(s(key)?.rps.json ?? [])?.median;
-    return max !== undefined && max < EVEN_RATE * 2 ? max : undefined;
-  };
-  const saturation = (key: TargetKey) => {
-    const max = saturated(key);
-    return max === undefined ? '' : ' ¹';
-  };
-  const cpu = cpus();
-  const out: string[] = [TITLE, ''];
-  out.push(
-    `${input.date.toISOString().slice(0, 10)}, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'CPU'}, ` +
-      `${round3(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${loadavgText(input)}. ` +
-      `${input.quick ? '**QUICK smoke run.** ' : ''}` +
-      `${input.reps} interleaved repetition${input.reps > 1 ? 's' : ''}, median (min–max). ` +
-      `express ${input.versions.express}, undici ${input.versions.undici}, autocannon ${input.versions.autocannon}. ` +
-      `Studio: bench/gateway/studio-launcher.ts (startGateway + loadConfig(env), as \`studio gateway start\`), ${input.store} event store, LOG_LEVEL=warn, ` +
-      'NODE_ENV=production, model `compat/bench` (openai-compatible provider) → mock. ' +
-      `Run took ${Math.round(input.elapsedS)} s.`,
-    '',
-    `Closed loop: autocannon, ${CONNECTIONS} connections, ${input.seconds} s per target and mode. ` +
-      'CPU ms per request: utime+stime of the server process (/proc/<pid>/stat) over requests answered; ' +
-      'for direct, the mock’s own. Peak RSS: VmHWM after `clear_refs` = 5, over both closed-loop runs.',
-    '',
-    '| target | req/s JSON | req/s stream | CPU ms/req JSON | CPU ms/req stream | peak RSS MB |',
-    '|---|---|---|---|---|---|',
-  );
-  for (const t of targets) {
-    if (t.notRun) {
-      out.push(`| ${t.label} | not run (${t.notRun.replaceAll('|', '/')}) | | | | |`);
-      continue;
-    }
-    const x = s(t.key)!;
-    out.push(
-      `| ${t.label} | ${fmt(summarize(x.rps.json))} | ${fmt(summarize(x.rps.stream))} | ` +
-        `${fmt(summarize(x.cpu.json))} | ${fmt(summarize(x.cpu.stream))} | ${fmt(summarize(x.rss))}${t.key === 'direct' ? ' (mock)' : ''} |`,
-    );
-  }
-
-  out.push(
-    '',
-    `Open loop: requests evenly spaced at ${UNLOADED_RATE}/s for ${input.openMs / 1000} s (unloaded), ` +
-      'each timed from its scheduled send time; ms. "added" = the target’s minus direct’s, per repetition. ' +
-      `Last column: even ${EVEN_RATE.toLocaleString('en-US')} req/s, JSON.`,
-    '',
-    `| target | JSON p50 / p99 | added p50 / p99 | stream first chunk p50 / p99 | added first chunk p50 / p99 | stream last chunk p50 / p99 | added last chunk p50 / p99 | ${EVEN_RATE.toLocaleString('en-US')}/s JSON p50 / p99 |`,
-    '|---|---|---|---|---|---|---|---|',
-  );
-  for (const t of targets) {
-    if (t.notRun) continue;
-    const x = s(t.key)!;
-    const isDirect = t.key === 'direct';
-    const pair = (a: number[], b: number[]) => (isDirect ? '–' : fmtAdded(paired(a, b, minus)));
-    out.push(
-      `| ${t.label} | ${fmt(summarize(x.json.p50))} / ${fmt(summarize(x.json.p99))} ` +
-        `| ${pair(x.json.p50, direct.json.p50)} / ${pair(x.json.p99, direct.json.p99)} ` +
-        `| ${fmt(summarize(x.first.p50))} / ${fmt(summarize(x.first.p99))} ` +
-        `| ${pair(x.first.p50, direct.first.p50)} / ${pair(x.first.p99, direct.first.p99)} ` +
-        `| ${fmt(summarize(x.last.p50))} / ${fmt(summarize(x.last.p99))} ` +
-        `| ${pair(x.last.p50, direct.last.p50)} / ${pair(x.last.p99, direct.last.p99)} ` +
-        `| ${x.even.p50.length ? `${fmt(summarize(x.even.p50))} / ${fmt(summarize(x.even.p99))}${saturation(t.key)}` : '– (above its capacity)'} |`,
-    );
-  }
-
-  const over = targets.filter((t) => !t.notRun && t.key !== 'portkey' && saturated(t.key) !== undefined);
-  if (over.length > 0) {
-    out.push(
-      '',
-      `¹ ${EVEN_RATE.toLocaleString('en-US')} req/s is more than half of what it served at most in the closed loop of this run ` +
-        `(${over.map((t) => `${t.label}: ${round3(saturated(t.key)!)} req/s`).join('; ')}): ` +
-        'these figures mostly measure queueing on the shared cores, not the added latency of an unloaded path.',
-    );
-  }
-
-  const errors = targets.flatMap((t) => (s(t.key)?.errors ?? []).map((e) => `${t.label}: ${e}`));
-  if (errors.length > 0) out.push('', 'Errors during the run:', ...errors.map((e) => `- ${e}`));
-
-  out.push('', ...aims(input), '');
-  return out.join('\n');
-
-  function aims(_: ReportInput): string[] {
-    if (!ran('studio')) return ['Aims: not checked (Studio did not run).'];
-    const st = s('studio')!;
-    const rows: string[] = [
-      '**Aims** for Studio in this run:',
-      '',
-      '| aim | measured | met |',
-      '|---|---|---|',
-    ];
-    const verdict = (v: Summary | undefined, ok: (x: number) => boolean) =>
-      !v
-        ? 'not measured'
-        : ok(v.median)
-          ? ok(v.min) && ok(v.max)
-            ? 'yes'
-            : 'yes (median; not every run)'
-          : 'no';
-    const row = (aim: string, v: Summary | undefined, text: string, ok: (x: number) => boolean) =>
-      rows.push(`| ${aim} | ${v ? text : '–'} | ${verdict(v, ok)} |`);
-    for (const mode of ['json', 'stream'] as const) {
-      const name = mode === 'json' ? 'JSON' : 'stream';
-      if (ran('portkey')) {
-        const v = paired(st.rps[mode], s('portkey')!.rps[mode], ratio);
-        row(
-          `throughput ≥ ${AIM.timesPortkey}× Portkey’s (${name})`,
-          v,
-          `${fmt(v)}×`,
-          (x) => x >= AIM.timesPortkey,
-        );
-      } else rows.push(`| throughput ≥ ${AIM.timesPortkey}× Portkey’s (${name}) | Portkey not run | – |`);
-      if (ran('thin')) {
-        const v = paired(st.rps[mode], s('thin')!.rps[mode], ratio);
-        row(
-          `throughput ≥ ${AIM.timesThin}× the thin proxy’s (${name})`,
-          v,
-          `${fmt(v)}×`,
-          (x) => x >= AIM.timesThin,
-        );
-      }
-    }
-    for (const mode of ['json', 'stream'] as const) {
-      const v = summarize(st.cpu[mode]);
-      row(
-        `CPU per request ≤ ${AIM.cpuMsPerRequest} ms (${mode === 'json' ? 'JSON' : 'stream'})`,
-        v,
-        `${fmt(v)} ms`,
-        (x) => x <= AIM.cpuMsPerRequest,
-      );
-    }
-    const first = paired(st.first.p50, direct.first.p50, minus);
-    row(
-      `streaming adds ≤ ${AIM.firstChunkAddedMs} ms before the first chunk (p50 at ${UNLOADED_RATE}/s)`,
-      first,
-      `${fmtAdded(first)} ms`,
-      (x) => x <= AIM.firstChunkAddedMs,
-    );
-    if (ran('thin')) {
-      const v = paired(st.even.p99, s('thin')!.even.p99, minus);
-      row(
-        `even ${EVEN_RATE.toLocaleString('en-US')} req/s: p99 within ${AIM.p99VsThinAt1000Ms} ms of the thin proxy’s`,
-        v,
-        `${fmtAdded(v)} ms`,
-        (x) => x <= AIM.p99VsThinAt1000Ms,
-      );
-    }
-    const added = paired(st.even.p99, direct.even.p99, minus);
-    row(
-      `added p99 ≤ ${AIM.addedP99At1000Ms} ms at ${EVEN_RATE.toLocaleString('en-US')} req/s`,
-      added,
-      `${fmtAdded(added)} ms`,
-      (x) => x <= AIM.addedP99At1000Ms,
-    );
-    const rss = summarize(st.rss);
-    row(`RSS under load ≤ ${AIM.rssMb} MB`, rss, `${fmt(rss)} MB`, (x) => x <= AIM.rssMb);
-    rows.push('| RSS flat over a 10-minute run | not measured by this benchmark | – |');
-    if (ran('thin')) {
-      const json = paired(st.cpu.json, s('thin')!.cpu.json, ratio);
-      const stream = paired(st.cpu.stream, s('thin')!.cpu.stream, ratio);
-      rows.push(
-        '',
-        `Context for the absolute aims (set on a machine where the thin proxy used 0.14 CPU ms per request): ` +
-          `here the thin proxy used ${fmt(summarize(s('thin')!.cpu.json))} ms (JSON), and Studio ` +
-          `${fmt(json)}× the thin proxy’s CPU per request for JSON, ${fmt(stream)}× for streams.`,
-      );
-    }
-    return rows;
-  }
-}
-
-function loadavgText(input: ReportInput): string {
-  return `${round3(input.loadAtStart)} at start, ${round3(input.loadAtEnd)} at end`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -5,6 +5,7 @@
  * and to the end of the body.
  */
 import { Pool } from 'undici';
+import { percentile } from '../lib/stats.ts';
 
 export interface OpenLoopOptions {
   /** Origin, e.g. http://127.0.0.1:8600 */
@@ -29,9 +30,6 @@ export interface OpenLoopResult {
   lateP99: number;
   firstError?: string;
 }
-
-export const percentile = (sorted: readonly number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 
 export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
   const pool = new Pool(options.origin, { connections: 256, keepAliveTimeout: 30_000, pipelining: 1 });

@@ -16,7 +16,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { positiveFromEnv } from '../lib/env.ts';
-import { openLoop, percentile } from './open-loop.ts';
+import { percentile } from '../lib/stats.ts';
+import { openLoop } from './open-loop.ts';
 import { type Child, peakRssMb, resetPeakRss, spawnReady } from './processes.ts';
 import { startStudioTarget, studioStoreFromEnv } from './studio.ts';
 

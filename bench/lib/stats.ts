@@ -9,9 +9,23 @@ export interface Summary {
 export function summarize(values: readonly number[]): Summary | undefined {
   if (values.length === 0) return undefined;
   const sorted = [...values].sort((a, b) => a - b);
+  return { median: medianOfSorted(sorted), min: sorted[0]!, max: sorted.at(-1)!, runs: sorted.length };
+}
+
+/** The median (the mean of the two middle values of an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  return medianOfSorted([...values].sort((a, b) => a - b));
+}
+
+function medianOfSorted(sorted: readonly number[]): number {
   const mid = sorted.length >> 1;
-  const median = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  return { median, min: sorted[0]!, max: sorted.at(-1)!, runs: sorted.length };
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Nearest-rank percentile `p` (0–100) of values sorted ascending; NaN for none. */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 /** Three significant figures with thousands separators: the run-to-run noise is larger than that. */

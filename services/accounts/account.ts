@@ -1,4 +1,4 @@
-import type { Decider } from '../../shared/decider.ts';
+import { type Decider, unknownCase } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
 
 /** One stream per account (`account-<id>`): its creation, password, sign-ins, linked identities, removal. */
@@ -161,10 +161,8 @@ function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
     case 'RemoveAccount':
       if (removed) return [];
       return [{ type: 'AccountRemoved', data: { accountId, studioId, tokenIds: state.tokens } }];
-    default: {
-      const unknown: never = command;
-      throw new Error(`unknown command ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('command', command);
   }
 }
 
@@ -182,10 +180,8 @@ function evolve(state: AccountState, event: AccountEvent): AccountState {
       return { ...state, links: [...state.links, linkOf(event.data.provider, event.data.subject)] };
     case 'AccountRemoved':
       return { ...state, status: 'removed' };
-    default: {
-      const unknown: never = event;
-      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('event', event);
   }
 }
 

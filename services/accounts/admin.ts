@@ -4,12 +4,12 @@ import { newId } from '../../shared/crypto.ts';
 import { ApiError, DomainError } from '../../shared/errors.ts';
 import { type AnyAction, defineAction } from '../../shared/http/action.ts';
 import { studioDecider, studioStreamId } from '../studios/studio.ts';
+import { studioId } from '../studios/studio-id.ts';
 import { accountDecider, accountStreamId } from './account.ts';
-import { type AccountsDeps, STUDIO_ID_PATTERN } from './deps.ts';
+import type { AccountsDeps } from './deps.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts';
 
 const admin = ['admin'] as const;
-export const studioId = z.string().regex(STUDIO_ID_PATTERN, 'letters, digits, "_" or "-", at most 64');
 
 /** Admins create, list and remove the accounts of a studio. */
 export function adminActions(deps: AccountsDeps): AnyAction[] {

@@ -5,9 +5,9 @@ import { type CommandResult, type Decider, type DomainEvent, handleCommand } fro
 import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
+import { KeyedLock } from '../../shared/keyed-lock.ts';
 import { EnvReader } from '../env/reader.ts';
 import { awaitReadModels, type GatewayContext } from '../gateway/context.ts';
-import { KeyedLock } from './lock.ts';
 import { Passwords } from './passwords.ts';
 import { builtinSignInProviders } from './providers/index.ts';
 import type { EnvGet, OAuthProvider, ProviderId } from './providers/types.ts';
@@ -81,6 +81,3 @@ export function clientAddress(ctx: ActionContext): string {
 export function clientLimitKey(ctx: ActionContext): string {
   return clientKeyOf(ctx.req.ip ?? ctx.req.socket.remoteAddress);
 }
-
-/** Studio ids as the studios service accepts them. */
-export const STUDIO_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

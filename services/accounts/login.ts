@@ -4,6 +4,7 @@ import { loadAggregate } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
 import { awaitReadModels } from '../gateway/context.ts';
+import { studioId } from '../studios/studio-id.ts';
 import {
   type AccountState,
   accountDecider,
@@ -12,7 +13,6 @@ import {
   type LoginFailedData,
   type LoginFailureReason,
 } from './account.ts';
-import { studioId } from './admin.ts';
 import { type AccountsDeps, clientAddress, clientLimitKey } from './deps.ts';
 import { MAX_PASSWORD_LENGTH } from './passwords.ts';
 import { rateLimited } from './rate-limits.ts';

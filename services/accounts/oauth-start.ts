@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AccountsEnv } from '../../shared/config.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { defineAction } from '../../shared/http/action.ts';
-import { studioId } from './admin.ts';
+import { studioId } from '../studios/studio-id.ts';
 import { type AccountsDeps, clientLimitKey } from './deps.ts';
 import { oauthDecider, oauthFlowId, oauthStreamId } from './oauth.ts';
 import { PROVIDER_IDS } from './providers/index.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../shared/crypto.ts';
+import { foldEvents } from '../../shared/decider.ts';
 import { deciderSpec } from '../../shared/decider-spec.ts';
 import {
   callbackProblem,
@@ -81,7 +82,7 @@ const claimed: OAuthEvent = {
   data: { flowId, accountId: 'acc_1', tokenId: 'tok_1' },
 };
 
-const stateOf = (events: OAuthEvent[]) => events.reduce(oauthDecider.evolve, oauthDecider.initialState());
+const stateOf = (events: OAuthEvent[]) => foldEvents(oauthDecider, events);
 
 describe('oauth flow decider', () => {
   it('names the stream by the hash of the state, never the state', () => {

@@ -1,5 +1,5 @@
 import { secretEquals, sha256Hex } from '../../shared/crypto.ts';
-import type { Decider } from '../../shared/decider.ts';
+import { type Decider, unknownCase } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 
@@ -223,10 +223,8 @@ function decide(command: OAuthCommand, state: OAuthState): OAuthEvent[] {
         },
       ];
     }
-    default: {
-      const unknown: never = command;
-      throw new Error(`unknown command ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('command', command);
   }
 }
 
@@ -264,10 +262,8 @@ function evolve(state: OAuthState, event: OAuthEvent): OAuthState {
         failure: { reason: 'claim_refused', message: 'the sign-in code was entered wrong too many times' },
       };
     }
-    default: {
-      const unknown: never = event;
-      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('event', event);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Decider } from '../../shared/decider.ts';
+import { type Decider, unknownCase } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
 
 /** Every runtime env variable lives in the single `env` stream. */
@@ -48,10 +48,8 @@ function decide(command: EnvCommand, state: EnvState): EnvEvent[] {
         { type: 'EnvImported', data: { imported: imported.map((e) => e.key), skipped } },
       ];
     }
-    default: {
-      const unknown: never = command;
-      throw new Error(`unknown command ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('command', command);
   }
 }
 
@@ -66,10 +64,8 @@ function evolve(state: EnvState, event: EnvEvent): EnvState {
     }
     case 'EnvImported':
       return state;
-    default: {
-      const unknown: never = event;
-      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('event', event);
   }
 }
 

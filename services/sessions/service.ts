@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { type MessageView, type SessionView, sessionsProjection } from '../../projections/sessions.ts';
-import { AggregateCache, handleCommand, loadAggregate } from '../../shared/decider.ts';
+import { AggregateCache, foldEvents, handleCommand, loadAggregate } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventMetadata, EventStore } from '../../shared/event-store/types.ts';
+import { KeyedLock } from '../../shared/keyed-lock.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { ProjectionRunner } from '../../shared/projections/runner.ts';
 import { type Attachment, materializePrompt } from './attachments.ts';
@@ -71,7 +72,7 @@ export interface SessionServiceOptions {
  */
 export class SessionService {
   readonly #cache = new AggregateCache<SessionState>();
-  readonly #locks = new Map<string, Promise<unknown>>();
+  readonly #locks = new KeyedLock();
   readonly #waiters = new Map<string, (outcome: TurnOutcome) => void>();
   readonly #draining = new Set<string>();
   readonly #running = new Map<string, AbortController>();
@@ -103,7 +104,7 @@ export class SessionService {
     metadata: EventMetadata = { actor: 'runtime' },
     mustShow = false,
   ) {
-    return this.#locked(sessionId, async () => {
+    return this.#locks.run(sessionId, async () => {
       const result = await handleCommand(
         this.options.events,
         sessionStreamId(sessionId),
@@ -117,17 +118,6 @@ export class SessionService {
       else await this.options.projections.waitFor(result.position);
       return result;
     });
-  }
-
-  #locked<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.#locks.get(sessionId) ?? Promise.resolve();
-    const run = previous.then(work, work);
-    const settled = run.catch(() => undefined);
-    this.#locks.set(sessionId, settled);
-    void settled.then(() => {
-      if (this.#locks.get(sessionId) === settled) this.#locks.delete(sessionId);
-    });
-    return run;
   }
 
   async create(input: {
@@ -180,10 +170,7 @@ export class SessionService {
     }
     const copies = await this.options.events.readStream(sessionStreamId(sourceId), { limit: cut + 1 });
     const sessionId = newSessionId();
-    const state = copies.reduce(
-      (s, e) => sessionDecider.evolve(s, { type: e.type, data: e.data } as SessionEvent),
-      sessionDecider.initialState(),
-    );
+    const state = foldEvents(sessionDecider, copies as SessionEvent[]);
     const decided = sessionDecider.decide(
       { type: 'ForkSession', sessionId, fromSessionId: sourceId, atRevision: cut },
       state,
@@ -213,34 +200,36 @@ export class SessionService {
     const turnId = input.turnId ?? newTurnId();
     const done = new Promise<TurnOutcome>((resolve) => this.#waiters.set(turnId, resolve));
     const max = this.options.maxQueue ?? 100;
-    const result = await this.#locked(sessionId, async () => {
-      const current = await this.#state(sessionId);
-      const waiting = current.queue.length + (current.running ? 1 : 0);
-      if (waiting >= max) {
-        throw new ApiError('rate_limited', `session ${sessionId} already has ${waiting} turns waiting`, {
-          headers: { 'Retry-After': '5' },
-        });
-      }
-      const r = await handleCommand(
-        this.options.events,
-        sessionStreamId(sessionId),
-        sessionDecider,
-        {
-          type: 'QueueTurn',
-          turnId,
-          text: input.text,
-          attachments: input.attachments ?? [],
-          source: input.source,
-        },
-        input.metadata ?? { actor: 'runtime' },
-        this.#cache,
-      );
-      if (r.position !== undefined) await this.options.projections.waitFor(r.position);
-      return r;
-    }).catch((error) => {
-      this.#waiters.delete(turnId);
-      throw error;
-    });
+    const result = await this.#locks
+      .run(sessionId, async () => {
+        const current = await this.#state(sessionId);
+        const waiting = current.queue.length + (current.running ? 1 : 0);
+        if (waiting >= max) {
+          throw new ApiError('rate_limited', `session ${sessionId} already has ${waiting} turns waiting`, {
+            headers: { 'Retry-After': '5' },
+          });
+        }
+        const r = await handleCommand(
+          this.options.events,
+          sessionStreamId(sessionId),
+          sessionDecider,
+          {
+            type: 'QueueTurn',
+            turnId,
+            text: input.text,
+            attachments: input.attachments ?? [],
+            source: input.source,
+          },
+          input.metadata ?? { actor: 'runtime' },
+          this.#cache,
+        );
+        if (r.position !== undefined) await this.options.projections.waitFor(r.position);
+        return r;
+      })
+      .catch((error) => {
+        this.#waiters.delete(turnId);
+        throw error;
+      });
     const queuePosition = result.state.queue.indexOf(turnId) + 1 + (result.state.running ? 1 : 0);
     void this.#drain(sessionId);
     return { turnId, queuePosition, done };
@@ -300,7 +289,7 @@ export class SessionService {
     try {
       for (;;) {
         if (this.#closed) return;
-        const state = await this.#locked(sessionId, () => this.#state(sessionId));
+        const state = await this.#locks.run(sessionId, () => this.#state(sessionId));
         const turnId = state.queue[0];
         if (!turnId || state.running) return;
         await this.#runOne(sessionId, turnId);
@@ -391,6 +380,6 @@ export class SessionService {
   async close(): Promise<void> {
     this.#closed = true;
     for (const controller of this.#running.values()) controller.abort(new Error('the runtime stopped'));
-    await Promise.allSettled([...this.#locks.values()]);
+    await this.#locks.idle();
   }
 }

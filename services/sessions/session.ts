@@ -1,4 +1,4 @@
-import type { Decider } from '../../shared/decider.ts';
+import { type Decider, unknownCase } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 import type { MessageRole, Part, SessionKind } from './schemas.ts';
@@ -206,10 +206,8 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
           : { type: 'TurnCancelled', data: { turnId: command.turnId, reason } },
       ];
     }
-    default: {
-      const unknown: never = command;
-      throw new Error(`unknown command ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('command', command);
   }
 }
 
@@ -275,10 +273,8 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
       return endTurn(state, event.data.turnId, 'failed');
     case 'TurnCancelled':
       return endTurn(state, event.data.turnId, 'cancelled');
-    default: {
-      const unknown: never = event;
-      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('event', event);
   }
 }
 

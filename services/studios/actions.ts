@@ -7,10 +7,8 @@ import { ApiError } from '../../shared/errors.ts';
 import { type ActionContext, defineAction, defineService } from '../../shared/http/action.ts';
 import { awaitReadModels, type GatewayContext } from '../gateway/context.ts';
 import { type StudioCommand, studioDecider, studioStreamId } from './studio.ts';
+import { studioId } from './studio-id.ts';
 
-const studioId = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'letters, digits, "_" or "-", at most 64');
 const admin = ['admin'] as const;
 /** Ten years: long enough for a service account, short enough to be a number a person can check. */
 const MAX_TOKEN_LIFETIME_S = 10 * 365 * 24 * 3600;

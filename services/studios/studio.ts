@@ -1,4 +1,4 @@
-import type { Decider } from '../../shared/decider.ts';
+import { type Decider, unknownCase } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
 
 /** One stream per studio (`studio-<id>`) holds its lifecycle and the tokens issued for it. */
@@ -104,10 +104,8 @@ function decide(command: StudioCommand, state: StudioState): StudioEvent[] {
       if (token === 'revoked') return [];
       return [{ type: 'TokenRevoked', data: { studioId, tokenId: command.tokenId, reason: 'revoked' } }];
     }
-    default: {
-      const unknown: never = command;
-      throw new Error(`unknown command ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('command', command);
   }
 }
 
@@ -124,10 +122,8 @@ function evolve(state: StudioState, event: StudioEvent): StudioState {
       return { ...state, tokens: new Map(state.tokens).set(event.data.tokenId, 'live') };
     case 'TokenRevoked':
       return { ...state, tokens: new Map(state.tokens).set(event.data.tokenId, 'revoked') };
-    default: {
-      const unknown: never = event;
-      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('event', event);
   }
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { KeyedLock } from '../keyed-lock.ts';
 import { ChangeNotifier } from './change-notifier.ts';
 import { catchUpThenLive } from './subscription.ts';
 import {
@@ -34,7 +35,7 @@ export class MemoryEventStore implements EventStore {
   #pendingIds = new Map<string, string>();
   #nextPosition = 1;
   #inFlight = new Set<number>();
-  #locks = new Map<string, Promise<unknown>>();
+  #locks = new KeyedLock();
   #changes = new ChangeNotifier();
 
   constructor(private readonly hooks: StoreTestHooks = {}) {}
@@ -46,17 +47,7 @@ export class MemoryEventStore implements EventStore {
       return Promise.reject(error);
     }
     // Appends to one stream run one after another, as a row lock serializes them in SQL.
-    const previous = this.#locks.get(streamId) ?? Promise.resolve();
-    const run = previous.then(
-      () => this.#append(streamId, events, options),
-      () => this.#append(streamId, events, options),
-    );
-    const settled = run.catch(() => undefined);
-    this.#locks.set(streamId, settled);
-    void settled.then(() => {
-      if (this.#locks.get(streamId) === settled) this.#locks.delete(streamId);
-    });
-    return run;
+    return this.#locks.run(streamId, () => this.#append(streamId, events, options));
   }
 
   async #append(

@@ -68,7 +68,7 @@ export async function openStore(config: StoreConfig): Promise<OpenedStore> {
       // PostgreSQL when DATABASE_URL is set, else in this process's memory (rebuilt at each start).
       const url = config.kurrentdbUrl ?? process.env.KURRENTDB_URL;
       if (!url) throw new Error('STUDIO_EVENT_STORE=kurrentdb needs KURRENTDB_URL');
-      const { openKurrentDbStore, redactConnectionString } = await import('./kurrentdb.ts');
+      const { openKurrentDbStore, redactConnectionString } = await import('./kurrentdb/open.ts');
       const events = await openKurrentDbStore({ connectionString: url, hooks: config.hooks });
       if (!config.databaseUrl) {
         return {

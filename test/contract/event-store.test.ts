@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { KurrentDbEventStore, openKurrentDbStore } from '../../shared/event-store/kurrentdb.ts';
+import { openKurrentDbStore } from '../../shared/event-store/kurrentdb/open.ts';
+import { KurrentDbEventStore } from '../../shared/event-store/kurrentdb/store.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import { openPgliteStore } from '../../shared/event-store/pglite.ts';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';

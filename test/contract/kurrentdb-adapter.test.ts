@@ -5,12 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  KurrentDbEventStore,
-  openKurrentDbStore,
-  RESERVATION_MARK,
-  redactConnectionString,
-} from '../../shared/event-store/kurrentdb.ts';
+import { RESERVATION_MARK } from '../../shared/event-store/kurrentdb/names.ts';
+import { openKurrentDbStore, redactConnectionString } from '../../shared/event-store/kurrentdb/open.ts';
+import { KurrentDbEventStore } from '../../shared/event-store/kurrentdb/store.ts';
 import { openStore } from '../../shared/event-store/open.ts';
 import type { EventMetadata } from '../../shared/event-store/types.ts';
 import { Subscriber } from '../support/subscriber.ts';

@@ -32,7 +32,7 @@ import {
   UnavailableError,
   WrongExpectedVersionError,
 } from '@kurrent/kurrentdb-client';
-import type { KurrentClient, LiveSubscription } from '../../shared/event-store/kurrentdb.ts';
+import type { KurrentClient, LiveSubscription } from '../../shared/event-store/kurrentdb/client.ts';
 
 interface FakeRecord {
   streamName: string;

@@ -1,11 +1,10 @@
-import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
-import { openSse } from '../../../shared/http/sse.ts';
 import { callContext } from '../call-context.ts';
+import { relayChunks } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
-import { type ChatChunk, type ChatRequest, ChatRequestSchema, textOf } from '../chat/wire.ts';
+import { type ChatRequest, ChatRequestSchema, textOf } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
-import { estimateTokens, GenerationMeter } from '../generation.ts';
+import { GenerationMeter } from '../generation.ts';
 
 /** POST /v1/ai/chat/completions in OpenAI's wire format, streaming included. */
 export function chatCompletionsAction({ catalog, env, usage }: AiDeps) {
@@ -32,31 +31,15 @@ export function chatCompletionsAction({ catalog, env, usage }: AiDeps) {
       }
 
       const chunks = await meter.guard(() => provider.chatStream!(model, request, call));
-      openSse(ctx.res);
-      let reported: ChatChunk['usage'];
-      let streamedText = '';
-      try {
-        for await (const chunk of chunks) {
-          if (chunk.usage) reported = chunk.usage;
-          for (const choice of chunk.choices) streamedText += choice.delta.content ?? '';
-          await writeWithBackpressure(ctx.res, `data: ${JSON.stringify({ ...chunk, model: model.id })}\n\n`);
-        }
-        await writeWithBackpressure(ctx.res, 'data: [DONE]\n\n');
-        const input =
-          reported?.prompt_tokens ?? estimateTokens(request.messages.map((m) => textOf(m.content)).join(' '));
-        meter.completed(input, reported?.completion_tokens ?? estimateTokens(streamedText));
-      } catch (error) {
-        meter.failed(error);
-        if (!ctx.res.destroyed) {
-          const api =
-            error instanceof ApiError
-              ? error
-              : new ApiError('upstream_error', 'the upstream stream broke off');
-          ctx.res.write(`data: ${JSON.stringify(api.toBody(ctx.requestId))}\n\n`);
-        }
-      }
-      ctx.res.end();
-      return undefined;
+      return relayChunks(ctx, meter, chunks, {
+        promptText: () => request.messages.map((m) => textOf(m.content)).join(' '),
+        frames: (chunk) => [`data: ${JSON.stringify({ ...chunk, model: model.id })}\n\n`],
+        finish: async ({ usage: tokens }) => {
+          await writeWithBackpressure(ctx.res, 'data: [DONE]\n\n');
+          meter.completed(tokens.input_tokens, tokens.output_tokens);
+        },
+        errorFrame: (body) => `data: ${JSON.stringify(body)}\n\n`,
+      });
     },
   });
 }

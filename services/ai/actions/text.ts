@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
-import { openSse, writeSse } from '../../../shared/http/sse.ts';
+import { writeSse } from '../../../shared/http/sse.ts';
 import { callContext } from '../call-context.ts';
-import { writeWithBackpressure } from '../chat/stream-out.ts';
+import { relayChunks } from '../chat/relay.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
 import { estimateTokens, GenerationMeter } from '../generation.ts';
@@ -80,48 +79,27 @@ export function streamAction({ catalog, env, usage }: AiDeps) {
       const meter = new GenerationMeter(usage, ctx, model.id, 'stream');
       const request = { ...toChat(input, model.upstreamModel), stream_options: { include_usage: true } };
       const chunks = await meter.guard(() => provider.chatStream!(model, request, callContext(env, ctx)));
-      openSse(ctx.res);
-      let text = '';
-      let finishReason: string | null = null;
-      let reported: { prompt_tokens: number; completion_tokens: number } | null | undefined;
-      try {
-        for await (const chunk of chunks) {
-          if (chunk.usage) reported = chunk.usage;
-          for (const choice of chunk.choices) {
-            finishReason = choice.finish_reason ?? finishReason;
-            const delta = choice.delta.content;
-            if (delta) {
-              text += delta;
-              await writeWithBackpressure(
-                ctx.res,
-                `event: delta\ndata: ${JSON.stringify({ text: delta })}\n\n`,
-              );
-            }
-          }
-        }
-        const usageOut = {
-          input_tokens: reported?.prompt_tokens ?? estimateTokens(input.prompt),
-          output_tokens: reported?.completion_tokens ?? estimateTokens(text),
-        };
-        meter.completed(usageOut.input_tokens, usageOut.output_tokens);
-        writeSse(
-          ctx.res,
-          JSON.stringify({
-            message: message(text),
-            model: model.id,
-            usage: usageOut,
-            finish_reason: finishReason,
-          }),
-          'done',
-        );
-      } catch (error) {
-        meter.failed(error);
-        const api =
-          error instanceof ApiError ? error : new ApiError('upstream_error', 'the upstream stream broke off');
-        if (!ctx.res.destroyed) writeSse(ctx.res, JSON.stringify(api.toBody(ctx.requestId)), 'error');
-      }
-      ctx.res.end();
-      return undefined;
+      return relayChunks(ctx, meter, chunks, {
+        promptText: () => input.prompt,
+        frames: (chunk) =>
+          chunk.choices.flatMap(({ delta }) =>
+            delta.content ? [`event: delta\ndata: ${JSON.stringify({ text: delta.content })}\n\n`] : [],
+          ),
+        finish: ({ usage: usageOut, text, finishReason }) => {
+          meter.completed(usageOut.input_tokens, usageOut.output_tokens);
+          writeSse(
+            ctx.res,
+            JSON.stringify({
+              message: message(text),
+              model: model.id,
+              usage: usageOut,
+              finish_reason: finishReason,
+            }),
+            'done',
+          );
+        },
+        errorFrame: (body) => `event: error\ndata: ${JSON.stringify(body)}\n\n`,
+      });
     },
   });
 }

@@ -1,4 +1,4 @@
-import type { Decider } from '../../../shared/decider.ts';
+import { type Decider, unknownCase } from '../../../shared/decider.ts';
 import { DomainError } from '../../../shared/errors.ts';
 import { scrubCredentials } from '../../../shared/scrub-credentials.ts';
 
@@ -86,10 +86,8 @@ function decide(command: JobCommand, state: JobState): JobEvent[] {
       return [{ type: 'JobCompleted', data: { jobId, result: command.result } }];
     case 'FailJob':
       return [{ type: 'JobFailed', data: { jobId, message: scrubCredentials(command.message) } }];
-    default: {
-      const unknown: never = command;
-      throw new Error(`unknown command ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('command', command);
   }
 }
 
@@ -105,10 +103,8 @@ function evolve(state: JobState, event: JobEvent): JobState {
       return { status: 'completed', progress: 100 };
     case 'JobFailed':
       return { ...state, status: 'failed' };
-    default: {
-      const unknown: never = event;
-      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return unknownCase('event', event);
   }
 }
 

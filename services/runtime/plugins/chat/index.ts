@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { channelKey, chatProjection } from '../../../../projections/chat.ts';
 import { sessionsProjection } from '../../../../projections/sessions.ts';
+import { AggregateCache, handleCommand } from '../../../../shared/decider.ts';
 import { ApiError } from '../../../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../../../shared/event-store/types.ts';
+import { KeyedLock } from '../../../../shared/keyed-lock.ts';
 import type { ProjectionRunner } from '../../../../shared/projections/runner.ts';
 import { newTurnId, type SessionService } from '../../../sessions/service.ts';
 import {
@@ -13,7 +15,8 @@ import {
   type Pipeline,
   type PluginContext,
 } from '../types.ts';
-import { type ChatEvent, chatStreamId } from './events.ts';
+import { type ChatCommand, type ChatConversationState, chatDecider } from './conversation.ts';
+import { chatStreamId } from './events.ts';
 import { postToWebhook } from './webhook.ts';
 
 export const CHAT_OUTBOUND_ENV = 'CHAT_OUTBOUND_WEBHOOK_URL';
@@ -46,26 +49,26 @@ const normalize: Pipeline = {
  * that delivers each reply to the outbound webhook.
  */
 export function chatPlugin(deps: ChatPluginDeps) {
-  const locks = new Map<string, Promise<unknown>>();
-  const locked = <T>(key: string, work: () => Promise<T>): Promise<T> => {
-    const run = (locks.get(key) ?? Promise.resolve()).then(work, work);
-    const settled = run.catch(() => undefined);
-    locks.set(key, settled);
-    void settled.then(() => locks.get(key) === settled && locks.delete(key));
-    return run;
-  };
+  const locks = new KeyedLock();
   const chat = () => deps.projections.state(chatProjection);
 
-  async function append(conversationId: string, event: ChatEvent): Promise<void> {
-    const { position } = await deps.events.append(chatStreamId(conversationId), [event], {
-      metadata: { actor: 'runtime' },
-    });
-    await deps.projections.waitFor(position);
+  const conversations = new AggregateCache<ChatConversationState>();
+
+  async function record(command: ChatCommand): Promise<void> {
+    const { position } = await handleCommand(
+      deps.events,
+      chatStreamId(command.conversationId),
+      chatDecider,
+      command,
+      { actor: 'runtime' },
+      conversations,
+    );
+    if (position !== undefined) await deps.projections.waitFor(position);
   }
 
   function openConversation(platform: string, channel: string): Promise<string> {
     const key = channelKey(platform, channel);
-    return locked(`open:${key}`, async () => {
+    return locks.run(`open:${key}`, async () => {
       const existing = chat().byChannel.get(key);
       if (existing) return existing;
       const conversationId = `conv_${randomBytes(12).toString('base64url')}`;
@@ -77,10 +80,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
         system: 'You are answering in a chat conversation. Keep replies short.',
         chatId: conversationId,
       });
-      await append(conversationId, {
-        type: 'ConversationOpened',
-        data: { conversationId, platform, channel },
-      });
+      await record({ type: 'OpenConversation', conversationId, platform, channel });
       return conversationId;
     });
   }
@@ -95,19 +95,17 @@ export function chatPlugin(deps: ChatPluginDeps) {
   ): Promise<QueuedReceipt> {
     if (!chat().conversations.has(conversationId))
       throw new ApiError('not_found', `no conversation ${conversationId}`);
-    return locked(`receive:${conversationId}`, async () => {
+    return locks.run(`receive:${conversationId}`, async () => {
       const turnId = newTurnId();
       const messageId = `cmsg_${randomBytes(9).toString('base64url')}`;
-      await append(conversationId, {
-        type: 'MessageReceived',
-        data: {
-          conversationId,
-          messageId,
-          sender: message.sender,
-          text: message.text,
-          source: message.source,
-          turnId,
-        },
+      await record({
+        type: 'ReceiveMessage',
+        conversationId,
+        messageId,
+        sender: message.sender,
+        text: message.text,
+        source: message.source,
+        turnId,
       });
       const queued = await deps
         .sessions()
@@ -151,10 +149,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
       },
       DELIVERY_TIMEOUT_MS,
     );
-    await append(conversationId, {
-      type: 'ReplyDelivered',
-      data: { conversationId, turnId, ...outcome },
-    });
+    await record({ type: 'RecordReplyDelivery', conversationId, turnId, ...outcome });
   }
 
   const plugin = definePlugin({

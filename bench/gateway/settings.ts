@@ -1,0 +1,52 @@
+/** What the gateway bench runs against, and how hard (see index.ts). */
+import type { Child } from './processes.ts';
+
+export const TITLE = '## Gateway overhead on chat completions';
+export const CONNECTIONS = 50;
+export const UNLOADED_RATE = 200;
+export const EVEN_RATE = 1_000;
+
+export type TargetKey = 'direct' | 'thin' | 'studio' | 'portkey';
+export type Mode = 'json' | 'stream';
+export const ALL_TARGETS: readonly TargetKey[] = ['direct', 'thin', 'studio', 'portkey'];
+export const LABELS: Record<TargetKey, string> = {
+  direct: 'direct (client → mock)',
+  thin: 'thin proxy (express 5 + undici Pool)',
+  studio: 'Studio',
+  portkey: 'Portkey',
+};
+
+export interface Target {
+  key: TargetKey;
+  label: string;
+  /** The process whose CPU and RSS are measured (the mock itself for `direct`). */
+  proc?: Child;
+  origin: string;
+  path: string;
+  headers: Record<string, string>;
+  model: string;
+  notRun?: string;
+}
+
+export interface Samples {
+  rps: Record<Mode, number[]>;
+  cpu: Record<Mode, number[]>;
+  rss: number[];
+  /** Open loop at UNLOADED_RATE: p50/p99 of total (JSON), first chunk and last chunk (stream). */
+  json: { p50: number[]; p99: number[] };
+  first: { p50: number[]; p99: number[] };
+  last: { p50: number[]; p99: number[] };
+  even: { p50: number[]; p99: number[] };
+  errors: string[];
+}
+
+export const emptySamples = (): Samples => ({
+  rps: { json: [], stream: [] },
+  cpu: { json: [], stream: [] },
+  rss: [],
+  json: { p50: [], p99: [] },
+  first: { p50: [], p99: [] },
+  last: { p50: [], p99: [] },
+  even: { p50: [], p99: [] },
+  errors: [],
+});

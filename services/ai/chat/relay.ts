@@ -1,0 +1,65 @@
+import { ApiError } from '../../../shared/errors.ts';
+import type { ActionContext } from '../../../shared/http/action.ts';
+import { openSse } from '../../../shared/http/sse.ts';
+import { estimateTokens, type GenerationMeter } from '../generation.ts';
+import { writeWithBackpressure } from './stream-out.ts';
+import type { ChatChunk } from './wire.ts';
+
+/** What a relayed stream came to, once its last chunk arrived. */
+export interface RelayedStream {
+  /** As the upstream reported it, or estimated from the prompt and the text streamed. */
+  usage: { input_tokens: number; output_tokens: number };
+  text: string;
+  finishReason: string | null;
+}
+
+/** How one route writes a relayed stream: its frames, its ending and its error frame. */
+export interface SseRelay {
+  /** The prompt's text, to estimate input tokens when the upstream reports none. */
+  promptText: () => string;
+  /** The frames one upstream chunk becomes, written in order at the client's pace. */
+  frames: (chunk: ChatChunk) => string[];
+  /** After the last chunk: records the usage and writes the closing frame. */
+  finish: (stream: RelayedStream) => void | Promise<void>;
+  /** The frame carrying the error envelope when the stream breaks off. */
+  errorFrame: (body: { error: Record<string, unknown> }) => string;
+}
+
+/**
+ * Relays upstream chunks to the client as server-sent events and ends the response. A stream that
+ * breaks off is recorded as failed (cancelled when the client went away); a client still there gets
+ * the error envelope as the last frame.
+ */
+export async function relayChunks(
+  ctx: ActionContext,
+  meter: GenerationMeter,
+  chunks: AsyncIterable<ChatChunk>,
+  relay: SseRelay,
+): Promise<undefined> {
+  openSse(ctx.res);
+  let text = '';
+  let finishReason: string | null = null;
+  let reported: ChatChunk['usage'];
+  try {
+    for await (const chunk of chunks) {
+      if (chunk.usage) reported = chunk.usage;
+      for (const choice of chunk.choices) {
+        finishReason = choice.finish_reason ?? finishReason;
+        text += choice.delta.content ?? '';
+      }
+      for (const frame of relay.frames(chunk)) await writeWithBackpressure(ctx.res, frame);
+    }
+    const usage = {
+      input_tokens: reported?.prompt_tokens ?? estimateTokens(relay.promptText()),
+      output_tokens: reported?.completion_tokens ?? estimateTokens(text),
+    };
+    await relay.finish({ usage, text, finishReason });
+  } catch (error) {
+    meter.failed(error);
+    const api =
+      error instanceof ApiError ? error : new ApiError('upstream_error', 'the upstream stream broke off');
+    if (!ctx.res.destroyed) ctx.res.write(relay.errorFrame(api.toBody(ctx.requestId)));
+  }
+  ctx.res.end();
+  return undefined;
+}
