@@ -12,7 +12,7 @@ function gate() {
   return { promise, open, fail };
 }
 
-const settle = () => new Promise((resolve) => setImmediate(resolve));
+const nextTick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('KeyedLock', () => {
   it('runs the tasks of one key one after the other, in the order they came', async () => {
@@ -25,7 +25,7 @@ describe('KeyedLock', () => {
       log.push('a ends');
     });
     const b = lock.run('k', async () => void log.push('b runs'));
-    await settle();
+    await nextTick();
     expect(log).toEqual(['a starts']);
     first.open();
     await Promise.all([a, b]);
@@ -62,7 +62,7 @@ describe('KeyedLock', () => {
     expect(lock.size).toBeGreaterThan(0);
     held.fail(new Error('no'));
     await Promise.allSettled(tasks);
-    await settle();
+    await nextTick();
     expect(lock.size).toBe(0);
   });
 
@@ -74,9 +74,9 @@ describe('KeyedLock', () => {
       await held.promise;
       log.push('both');
     });
-    await settle(); // the keys are taken one at a time, in sorted order
+    await nextTick(); // the keys are taken one at a time, in sorted order
     const onB = lock.run('b', async () => void log.push('b'));
-    await settle();
+    await nextTick();
     expect(log).toEqual([]);
     held.open();
     await Promise.all([both, onB]);
@@ -91,7 +91,7 @@ describe('KeyedLock', () => {
     const idle = lock.idle();
     held.open();
     await idle;
-    await settle();
+    await nextTick();
     expect(done).toBe(true);
   });
 });
