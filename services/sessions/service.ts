@@ -1,59 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { type MessageView, type SessionView, sessionsProjection } from '../../projections/sessions.ts';
-import { AggregateCache, foldEvents, handleCommand, loadAggregate } from '../../shared/decider.ts';
+import type { SessionView } from '../../projections/sessions.ts';
+import { sessionsProjection } from '../../projections/sessions.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventMetadata, EventStore } from '../../shared/event-store/types.ts';
-import { KeyedLock } from '../../shared/keyed-lock.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { ProjectionRunner } from '../../shared/projections/runner.ts';
-import { type Attachment, materializePrompt } from './attachments.ts';
-import {
-  type SessionCommand,
-  type SessionEvent,
-  type SessionKind,
-  type SessionState,
-  sessionDecider,
-  sessionStreamId,
-  type TurnAttachment,
-} from './session.ts';
-
-export const newSessionId = () => `ses_${randomBytes(12).toString('base64url')}`;
-export const newTurnId = () => `turn_${randomBytes(12).toString('base64url')}`;
-
-export interface Turn {
-  sessionId: string;
-  turnId: string;
-  text: string;
-  attachments: TurnAttachment[];
-}
-
-export interface PromptInput {
-  text: string;
-  attachments?: readonly Attachment[];
-  /** Who sent it: `sdk`, `execute`, `dashboard`. */
-  source: string;
-  /** Wait for the turn to end (default), or answer once it is queued. */
-  wait?: boolean;
-}
-
-export type PromptQueued = { queued: true; turnId: string; queuePosition: number };
-export type PromptAnswered = {
-  queued: false;
-  turnId: string;
-  status: 'completed';
-  message: MessageView | undefined;
-};
-
-export type TurnOutcome =
-  | { status: 'completed'; turnId: string }
-  | { status: 'failed'; turnId: string; error: string }
-  | { status: 'cancelled'; turnId: string; reason: string };
-
-/** Runs one turn's work (the agent loop); records what happens through `record`. */
-export type TurnRunner = (
-  turn: Turn,
-  ctx: { signal: AbortSignal; record: (command: SessionCommand) => Promise<void> },
-) => Promise<void>;
+import { materializePrompt } from './attachments.ts';
+import { SessionCommands } from './commands.ts';
+import { forkSession } from './fork.ts';
+import { newSessionId, newTurnId } from './ids.ts';
+import type { SessionCommand, SessionKind, TurnAttachment } from './session.ts';
+import { TurnQueue } from './turn-queue.ts';
+import type { PromptAnswered, PromptInput, PromptQueued, TurnOutcome, TurnRunner } from './types.ts';
 
 export interface SessionServiceOptions {
   events: EventStore;
@@ -67,18 +24,23 @@ export interface SessionServiceOptions {
 }
 
 /**
- * The command side of sessions: create, enqueue turns, run them one at a time per session, in order.
- * Commands of one session go through one lock, so concurrent callers queue instead of racing.
+ * What the routes and the runtime ask of sessions: create, fork, prompt, queue turns, and read the
+ * sessions' read model. Commands go through `SessionCommands` (one lock per session); queued turns
+ * run through the `TurnQueue`, one at a time per session, in order.
  */
 export class SessionService {
-  readonly #cache = new AggregateCache<SessionState>();
-  readonly #locks = new KeyedLock();
-  readonly #waiters = new Map<string, (outcome: TurnOutcome) => void>();
-  readonly #draining = new Set<string>();
-  readonly #running = new Map<string, AbortController>();
-  #closed = false;
+  readonly #commands: SessionCommands;
+  readonly #turns: TurnQueue;
 
-  constructor(private readonly options: SessionServiceOptions) {}
+  constructor(private readonly options: SessionServiceOptions) {
+    this.#commands = new SessionCommands(options.events, options.projections);
+    this.#turns = new TurnQueue({
+      events: options.events,
+      commands: this.#commands,
+      runTurn: options.runTurn,
+      logger: options.logger,
+    });
+  }
 
   get(sessionId: string): SessionView | undefined {
     return this.options.projections.state(sessionsProjection).get(sessionId);
@@ -94,30 +56,9 @@ export class SessionService {
     return view;
   }
 
-  /**
-   * Runs a command on a session under its lock and waits (bounded) until the read model shows it;
-   * with `mustShow`, a read model that does not get there is a 503 `unavailable`.
-   */
-  record(
-    sessionId: string,
-    command: SessionCommand,
-    metadata: EventMetadata = { actor: 'runtime' },
-    mustShow = false,
-  ) {
-    return this.#locks.run(sessionId, async () => {
-      const result = await handleCommand(
-        this.options.events,
-        sessionStreamId(sessionId),
-        sessionDecider,
-        command,
-        metadata,
-        this.#cache,
-      );
-      if (result.position === undefined) return result;
-      if (mustShow) await this.options.projections.awaitReadModels(result.position);
-      else await this.options.projections.waitFor(result.position);
-      return result;
-    });
+  /** Runs a command on a session (see `SessionCommands.run`). */
+  runCommand(sessionId: string, command: SessionCommand, metadata?: EventMetadata, mustShow = false) {
+    return this.#commands.run(sessionId, command, metadata, mustShow);
   }
 
   async create(input: {
@@ -130,7 +71,7 @@ export class SessionService {
     metadata?: EventMetadata;
   }): Promise<SessionView> {
     const sessionId = input.sessionId ?? newSessionId();
-    await this.record(
+    await this.runCommand(
       sessionId,
       {
         type: 'CreateSession',
@@ -147,41 +88,16 @@ export class SessionService {
     return this.require(sessionId);
   }
 
-  /**
-   * A new session whose history is the source's up to `atRevision` (copied, in one atomic append)
-   * followed by its own, beginning with `SessionForked`. The source is not touched.
-   */
+  /** A new session with the source's history up to `atRevision`, then its own (see `forkSession`). */
   async fork(
     sourceId: string,
     atRevision: number | undefined,
     metadata: EventMetadata = { actor: 'runtime' },
   ): Promise<SessionView> {
-    const source = this.require(sourceId);
-    const last = source.session.revision;
-    const cut = atRevision ?? last;
-    if (cut < 0 || cut > last) {
-      throw new ApiError(
-        'validation_failed',
-        `at_revision must be between 0 and ${last}, the last revision of ${sourceId}`,
-        {
-          param: 'at_revision',
-        },
-      );
-    }
-    const copies = await this.options.events.readStream(sessionStreamId(sourceId), { limit: cut + 1 });
-    const sessionId = newSessionId();
-    const state = foldEvents(sessionDecider, copies as SessionEvent[]);
-    const decided = sessionDecider.decide(
-      { type: 'ForkSession', sessionId, fromSessionId: sourceId, atRevision: cut },
-      state,
-    );
-    const result = await this.options.events.append(
-      sessionStreamId(sessionId),
-      [...copies.map((e) => ({ type: e.type, data: e.data })), ...decided],
-      { expected: 'no_stream', metadata },
-    );
-    await this.options.projections.awaitReadModels(result.position);
-    return this.require(sessionId);
+    const { session } = this.require(sourceId);
+    const fork = await forkSession(this.options.events, session, atRevision, metadata);
+    await this.options.projections.awaitReadModels(fork.position);
+    return this.require(fork.sessionId);
   }
 
   /** Queues a turn; it runs after every turn queued before it. `done` settles when it ends. */
@@ -195,24 +111,21 @@ export class SessionService {
       metadata?: EventMetadata;
     },
   ): Promise<{ turnId: string; queuePosition: number; done: Promise<TurnOutcome> }> {
-    if (this.#closed) throw new ApiError('conflict', 'the runtime is stopping');
+    if (this.#turns.stopped) throw new ApiError('conflict', 'the runtime is stopping');
     this.require(sessionId);
     const turnId = input.turnId ?? newTurnId();
-    const done = new Promise<TurnOutcome>((resolve) => this.#waiters.set(turnId, resolve));
+    const done = this.#turns.outcomeOf(turnId);
     const max = this.options.maxQueue ?? 100;
-    const result = await this.#locks
-      .run(sessionId, async () => {
-        const current = await this.#state(sessionId);
+    const result = await this.#commands
+      .locked(sessionId, async (session) => {
+        const current = await session.state();
         const waiting = current.queue.length + (current.running ? 1 : 0);
         if (waiting >= max) {
           throw new ApiError('rate_limited', `session ${sessionId} already has ${waiting} turns waiting`, {
             headers: { 'Retry-After': '5' },
           });
         }
-        const r = await handleCommand(
-          this.options.events,
-          sessionStreamId(sessionId),
-          sessionDecider,
+        const r = await session.decide(
           {
             type: 'QueueTurn',
             turnId,
@@ -221,17 +134,16 @@ export class SessionService {
             source: input.source,
           },
           input.metadata ?? { actor: 'runtime' },
-          this.#cache,
         );
         if (r.position !== undefined) await this.options.projections.waitFor(r.position);
         return r;
       })
       .catch((error) => {
-        this.#waiters.delete(turnId);
+        this.#turns.forget(turnId);
         throw error;
       });
     const queuePosition = result.state.queue.indexOf(turnId) + 1 + (result.state.running ? 1 : 0);
-    void this.#drain(sessionId);
+    void this.#turns.drain(sessionId);
     return { turnId, queuePosition, done };
   }
 
@@ -263,101 +175,9 @@ export class SessionService {
     return { queued: false, turnId: queued.turnId, status: outcome.status, message };
   }
 
-  /** The session's decision state, from the cache plus whatever was appended since. */
-  async #state(sessionId: string): Promise<SessionState> {
-    const streamId = sessionStreamId(sessionId);
-    const snapshot = await loadAggregate(
-      this.options.events,
-      streamId,
-      sessionDecider,
-      this.#cache.get(streamId),
-    );
-    this.#cache.set(streamId, snapshot);
-    return snapshot.state;
-  }
-
   /** Cancels the running turn of a session (its pending tool calls end as errors). */
   cancel(sessionId: string): boolean {
-    const controller = this.#running.get(sessionId);
-    controller?.abort(new Error('cancelled'));
-    return controller !== undefined;
-  }
-
-  async #drain(sessionId: string): Promise<void> {
-    if (this.#draining.has(sessionId)) return;
-    this.#draining.add(sessionId);
-    try {
-      for (;;) {
-        if (this.#closed) return;
-        const state = await this.#locks.run(sessionId, () => this.#state(sessionId));
-        const turnId = state.queue[0];
-        if (!turnId || state.running) return;
-        await this.#runOne(sessionId, turnId);
-      }
-    } finally {
-      this.#draining.delete(sessionId);
-    }
-  }
-
-  async #runOne(sessionId: string, turnId: string): Promise<void> {
-    const view = this.require(sessionId);
-    const queued = await this.#turnInput(sessionId, turnId);
-    await this.record(sessionId, { type: 'StartTurn', turnId });
-    const controller = new AbortController();
-    this.#running.set(sessionId, controller);
-    let outcome: TurnOutcome;
-    try {
-      await this.options.runTurn(
-        { sessionId: view.session.id, turnId, text: queued.text, attachments: queued.attachments },
-        {
-          signal: controller.signal,
-          record: async (command) => void (await this.record(sessionId, command)),
-        },
-      );
-      await this.record(sessionId, { type: 'CompleteTurn', turnId });
-      outcome = { status: 'completed', turnId };
-    } catch (error) {
-      const cancelled = controller.signal.aborted;
-      const message = error instanceof Error ? error.message : String(error);
-      outcome = cancelled
-        ? { status: 'cancelled', turnId, reason: this.#closed ? 'the runtime stopped' : 'cancelled' }
-        : { status: 'failed', turnId, error: message };
-      try {
-        await this.record(
-          sessionId,
-          cancelled
-            ? {
-                type: 'CancelTurn',
-                turnId,
-                reason: outcome.status === 'cancelled' ? outcome.reason : message,
-              }
-            : { type: 'FailTurn', turnId, error: message },
-        );
-      } catch (recordError) {
-        this.options.logger.error(
-          { err: recordError, sessionId, turnId },
-          'could not record the end of a turn',
-        );
-      }
-      if (!cancelled) this.options.logger.warn({ err: error, sessionId, turnId }, 'turn failed');
-    } finally {
-      this.#running.delete(sessionId);
-    }
-    this.#waiters.get(turnId)?.(outcome);
-    this.#waiters.delete(turnId);
-  }
-
-  async #turnInput(
-    sessionId: string,
-    turnId: string,
-  ): Promise<{ text: string; attachments: TurnAttachment[] }> {
-    const events = await this.options.events.readStream(sessionStreamId(sessionId));
-    const queued = events.find(
-      (e) => e.type === 'TurnQueued' && (e.data as { turnId: string }).turnId === turnId,
-    );
-    if (!queued) throw new Error(`turn ${turnId} was never queued`);
-    const data = queued.data as { text: string; attachments: TurnAttachment[] };
-    return { text: data.text, attachments: data.attachments };
+    return this.#turns.cancel(sessionId);
   }
 
   /**
@@ -367,19 +187,18 @@ export class SessionService {
   async resume(): Promise<void> {
     for (const view of this.options.projections.state(sessionsProjection).values()) {
       if (view.running) {
-        await this.record(view.session.id, {
+        await this.runCommand(view.session.id, {
           type: 'FailTurn',
           turnId: view.running,
           error: 'the runtime restarted during this turn',
         });
       }
-      if (view.pending.length > 0) void this.#drain(view.session.id);
+      if (view.pending.length > 0) void this.#turns.drain(view.session.id);
     }
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    for (const controller of this.#running.values()) controller.abort(new Error('the runtime stopped'));
-    await this.#locks.idle();
+    this.#turns.stop();
+    await this.#commands.idle();
   }
 }

@@ -197,7 +197,7 @@ describe('limits', () => {
     // 50 events of 32 kB appended together: well over the 1 MiB backlog limit if counted before sending.
     await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        stack.runtime.sessions.record(session.id, { type: 'UpdateSystem', system: `${i} ${big}` }),
+        stack.runtime.sessions.runCommand(session.id, { type: 'UpdateSystem', system: `${i} ${big}` }),
       ),
     );
     const last = (await agent.get(session.id)).revision;
@@ -234,7 +234,7 @@ describe('limits', () => {
     // Big events: 200 kB system prompts, appended faster than the client reads (it reads nothing).
     const big = 'x'.repeat(200_000);
     for (let i = 0; i < 200 && !ended; i++) {
-      await stack.runtime.sessions.record(session.id, { type: 'UpdateSystem', system: `${i} ${big}` });
+      await stack.runtime.sessions.runCommand(session.id, { type: 'UpdateSystem', system: `${i} ${big}` });
       if (i > 0 && i % 10 === 0) {
         // Let the socket drain briefly to see whether the server has already closed it.
         await new Promise((r) => setTimeout(r, 10));

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../../shared/errors.ts';
 import type { LiveBus } from '../../sessions/live.ts';
-import type { SessionService, TurnRunner } from '../../sessions/service.ts';
+import type { SessionService } from '../../sessions/service.ts';
 import type { Part } from '../../sessions/session.ts';
+import type { TurnRunner } from '../../sessions/types.ts';
 import type { GatewayClient } from '../gateway-client.ts';
 import type { PluginManager } from '../plugins/manager.ts';
 import { stringify, toChatMessages } from './history.ts';
@@ -31,23 +32,23 @@ interface PendingCall {
  */
 export function agentTurnRunner(options: AgentOptions): TurnRunner {
   const maxSteps = options.maxSteps ?? 8;
-  return async (turn, { signal, record }) => {
+  return async (turn, { signal, runCommand }) => {
     const sessions = options.sessions();
     const userMessageId = id('msg');
-    await record({ type: 'CreateMessage', messageId: userMessageId, turnId: turn.turnId, role: 'user' });
-    await record({
+    await runCommand({ type: 'CreateMessage', messageId: userMessageId, turnId: turn.turnId, role: 'user' });
+    await runCommand({
       type: 'UpdatePart',
       messageId: userMessageId,
       part: { id: id('prt'), type: 'text', text: turn.text },
     });
     for (const file of turn.attachments) {
-      await record({
+      await runCommand({
         type: 'UpdatePart',
         messageId: userMessageId,
         part: { id: id('prt'), type: 'file', name: file.name, path: file.path, mime_type: file.mime_type },
       });
     }
-    await record({ type: 'CompleteMessage', messageId: userMessageId, finishReason: null, usage: null });
+    await runCommand({ type: 'CompleteMessage', messageId: userMessageId, finishReason: null, usage: null });
 
     for (let step = 1; step <= maxSteps; step++) {
       signal.throwIfAborted();
@@ -59,7 +60,7 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
       ];
 
       const messageId = id('msg');
-      await record({ type: 'CreateMessage', messageId, turnId: turn.turnId, role: 'assistant' });
+      await runCommand({ type: 'CreateMessage', messageId, turnId: turn.turnId, role: 'assistant' });
       const textPartId = id('prt');
       let text = '';
       let finishReason: string | null = null;
@@ -94,9 +95,10 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
           }
         }
       }
-      if (text) await record({ type: 'UpdatePart', messageId, part: { id: textPartId, type: 'text', text } });
+      if (text)
+        await runCommand({ type: 'UpdatePart', messageId, part: { id: textPartId, type: 'text', text } });
       if (calls.length === 0) {
-        await record({ type: 'CompleteMessage', messageId, finishReason, usage });
+        await runCommand({ type: 'CompleteMessage', messageId, finishReason, usage });
         return;
       }
 
@@ -110,10 +112,10 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
           input: parseArguments(call.arguments),
         }),
       );
-      for (const part of parts) await record({ type: 'UpdatePart', messageId, part });
+      for (const part of parts) await runCommand({ type: 'UpdatePart', messageId, part });
       for (const part of parts) {
         signal.throwIfAborted();
-        await record({ type: 'UpdatePart', messageId, part: { ...part, state: 'running' } });
+        await runCommand({ type: 'UpdatePart', messageId, part: { ...part, state: 'running' } });
         const target = options.plugins.resolveTool(part.tool);
         let finished: Part;
         try {
@@ -133,9 +135,14 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
             error: error instanceof Error ? error.message : stringify(error),
           };
         }
-        await record({ type: 'UpdatePart', messageId, part: finished });
+        await runCommand({ type: 'UpdatePart', messageId, part: finished });
       }
-      await record({ type: 'CompleteMessage', messageId, finishReason: finishReason ?? 'tool_calls', usage });
+      await runCommand({
+        type: 'CompleteMessage',
+        messageId,
+        finishReason: finishReason ?? 'tool_calls',
+        usage,
+      });
     }
     throw new Error(`the model still asked for tools after ${maxSteps} steps`);
   };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../../../shared/http/action.ts';
-import type { PromptAnswered, SessionService } from '../../sessions/service.ts';
+import type { SessionService } from '../../sessions/service.ts';
+import type { PromptAnswered } from '../../sessions/types.ts';
 import type { RuntimeRouteDeps } from './deps.ts';
 
 export const sessionIdSchema = z

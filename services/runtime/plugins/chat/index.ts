@@ -7,7 +7,8 @@ import { ApiError } from '../../../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../../../shared/event-store/types.ts';
 import { KeyedLock } from '../../../../shared/keyed-lock.ts';
 import type { ProjectionRunner } from '../../../../shared/projections/runner.ts';
-import { newTurnId, type SessionService } from '../../../sessions/service.ts';
+import { newTurnId } from '../../../sessions/ids.ts';
+import type { SessionService } from '../../../sessions/service.ts';
 import {
   defineAction,
   definePlugin,
@@ -54,7 +55,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
 
   const conversations = new AggregateCache<ChatConversationState>();
 
-  async function record(command: ChatCommand): Promise<void> {
+  async function runCommand(command: ChatCommand): Promise<void> {
     const { position } = await handleCommand(
       deps.events,
       chatStreamId(command.conversationId),
@@ -80,7 +81,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
         system: 'You are answering in a chat conversation. Keep replies short.',
         chatId: conversationId,
       });
-      await record({ type: 'OpenConversation', conversationId, platform, channel });
+      await runCommand({ type: 'OpenConversation', conversationId, platform, channel });
       return conversationId;
     });
   }
@@ -98,7 +99,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
     return locks.run(`receive:${conversationId}`, async () => {
       const turnId = newTurnId();
       const messageId = `cmsg_${randomBytes(9).toString('base64url')}`;
-      await record({
+      await runCommand({
         type: 'ReceiveMessage',
         conversationId,
         messageId,
@@ -149,7 +150,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
       },
       DELIVERY_TIMEOUT_MS,
     );
-    await record({ type: 'RecordReplyDelivery', conversationId, turnId, ...outcome });
+    await runCommand({ type: 'RecordReplyDelivery', conversationId, turnId, ...outcome });
   }
 
   const plugin = definePlugin({

@@ -1,0 +1,129 @@
+import type { EventStore } from '../../shared/event-store/types.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { SessionCommands } from './commands.ts';
+import { sessionStreamId, type TurnAttachment } from './session.ts';
+import type { TurnOutcome, TurnRunner } from './types.ts';
+
+/**
+ * Runs the queued turns of each session one at a time, in order: starts each, hands it to the turn
+ * runner, records how it ended and tells whoever waits for it.
+ */
+export class TurnQueue {
+  readonly #waiters = new Map<string, (outcome: TurnOutcome) => void>();
+  readonly #draining = new Set<string>();
+  readonly #running = new Map<string, AbortController>();
+  #stopped = false;
+
+  constructor(
+    private readonly options: {
+      events: EventStore;
+      commands: SessionCommands;
+      runTurn: TurnRunner;
+      logger: Logger;
+    },
+  ) {}
+
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Resolves when the turn ends; registered before the turn is queued so no ending is missed. */
+  outcomeOf(turnId: string): Promise<TurnOutcome> {
+    return new Promise<TurnOutcome>((resolve) => this.#waiters.set(turnId, resolve));
+  }
+
+  forget(turnId: string): void {
+    this.#waiters.delete(turnId);
+  }
+
+  /** Cancels the running turn of a session (its pending tool calls end as errors). */
+  cancel(sessionId: string): boolean {
+    const controller = this.#running.get(sessionId);
+    controller?.abort(new Error('cancelled'));
+    return controller !== undefined;
+  }
+
+  /** Runs the session's queued turns until its queue is empty (once per session at a time). */
+  async drain(sessionId: string): Promise<void> {
+    if (this.#draining.has(sessionId)) return;
+    this.#draining.add(sessionId);
+    try {
+      for (;;) {
+        if (this.#stopped) return;
+        const state = await this.options.commands.state(sessionId);
+        const turnId = state.queue[0];
+        if (!turnId || state.running) return;
+        await this.#runOne(sessionId, turnId);
+      }
+    } finally {
+      this.#draining.delete(sessionId);
+    }
+  }
+
+  /** Stops running turns: the running ones are aborted and end as cancelled. */
+  stop(): void {
+    this.#stopped = true;
+    for (const controller of this.#running.values()) controller.abort(new Error('the runtime stopped'));
+  }
+
+  async #runOne(sessionId: string, turnId: string): Promise<void> {
+    const { commands } = this.options;
+    const queued = await this.#turnInput(sessionId, turnId);
+    await commands.run(sessionId, { type: 'StartTurn', turnId });
+    const controller = new AbortController();
+    this.#running.set(sessionId, controller);
+    let outcome: TurnOutcome;
+    try {
+      await this.options.runTurn(
+        { sessionId, turnId, text: queued.text, attachments: queued.attachments },
+        {
+          signal: controller.signal,
+          runCommand: async (command) => void (await commands.run(sessionId, command)),
+        },
+      );
+      await commands.run(sessionId, { type: 'CompleteTurn', turnId });
+      outcome = { status: 'completed', turnId };
+    } catch (error) {
+      const cancelled = controller.signal.aborted;
+      const message = error instanceof Error ? error.message : String(error);
+      outcome = cancelled
+        ? { status: 'cancelled', turnId, reason: this.#stopped ? 'the runtime stopped' : 'cancelled' }
+        : { status: 'failed', turnId, error: message };
+      try {
+        await commands.run(
+          sessionId,
+          cancelled
+            ? {
+                type: 'CancelTurn',
+                turnId,
+                reason: outcome.status === 'cancelled' ? outcome.reason : message,
+              }
+            : { type: 'FailTurn', turnId, error: message },
+        );
+      } catch (recordError) {
+        this.options.logger.error(
+          { err: recordError, sessionId, turnId },
+          'could not record the end of a turn',
+        );
+      }
+      if (!cancelled) this.options.logger.warn({ err: error, sessionId, turnId }, 'turn failed');
+    } finally {
+      this.#running.delete(sessionId);
+    }
+    this.#waiters.get(turnId)?.(outcome);
+    this.#waiters.delete(turnId);
+  }
+
+  async #turnInput(
+    sessionId: string,
+    turnId: string,
+  ): Promise<{ text: string; attachments: TurnAttachment[] }> {
+    const events = await this.options.events.readStream(sessionStreamId(sessionId));
+    const queued = events.find(
+      (e) => e.type === 'TurnQueued' && (e.data as { turnId: string }).turnId === turnId,
+    );
+    if (!queued) throw new Error(`turn ${turnId} was never queued`);
+    const data = queued.data as { text: string; attachments: TurnAttachment[] };
+    return { text: data.text, attachments: data.attachments };
+  }
+}
