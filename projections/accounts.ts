@@ -31,7 +31,7 @@ export const identityKey = (studioId: string, provider: string, subject: string)
 
 export const accountsProjection = defineProjection<AccountsState, AccountEvent>({
   name: 'accounts',
-  version: 2,
+  schemaVersion: 2,
   handles: ['AccountCreated', 'PasswordSet', 'LoggedIn', 'OAuthLinked', 'AccountRemoved'],
   initialState: () => ({ byId: new Map(), byEmail: new Map(), byIdentity: new Map() }),
   toSnapshot: (state) => ({

@@ -23,7 +23,7 @@ export const channelKey = (platform: string, channel: string) => `${platform}:${
 
 export const chatProjection = defineProjection<ChatState, ChatEvent>({
   name: 'chat',
-  version: 2,
+  schemaVersion: 2,
   handles: CHAT_EVENT_TYPES,
   initialState: () => ({ conversations: new Map(), byChannel: new Map() }),
   toSnapshot: (state) => ({

@@ -9,7 +9,7 @@ export type EnvStoreState = Map<string, EnvEntry>;
 
 export const envProjection = defineProjection<EnvStoreState, EnvEvent>({
   name: 'env',
-  version: 2,
+  schemaVersion: 2,
   handles: ['EnvVariableSet', 'EnvVariableRemoved'],
   initialState: () => new Map(),
   toSnapshot: entriesOf,

@@ -23,7 +23,7 @@ export type JobsState = Map<string, JobRecord>;
 
 export const jobsProjection = defineProjection<JobsState, JobEvent>({
   name: 'jobs',
-  version: 2,
+  schemaVersion: 2,
   handles: JOB_EVENT_TYPES,
   initialState: () => new Map(),
   toSnapshot: entriesOf,

@@ -27,7 +27,7 @@ export type SessionsState = Map<string, SessionView>;
 
 export const sessionsProjection = defineProjection<SessionsState, SessionEvent>({
   name: 'sessions',
-  version: 2,
+  schemaVersion: 2,
   handles: SESSION_EVENT_TYPES,
   initialState: () => new Map(),
   toSnapshot: entriesOf,

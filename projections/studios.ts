@@ -20,7 +20,7 @@ export type StudiosState = Map<string, StudioRecord>;
 
 export const studiosProjection = defineProjection<StudiosState, StudioEvent>({
   name: 'studios',
-  version: 2,
+  schemaVersion: 2,
   handles: STUDIO_EVENT_TYPES,
   initialState: () => new Map(),
   toSnapshot: entriesOf,

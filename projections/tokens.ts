@@ -21,7 +21,7 @@ export interface TokensState {
 
 export const tokensProjection = defineProjection<TokensState, StudioEvent>({
   name: 'tokens',
-  version: 2,
+  schemaVersion: 2,
   handles: ['TokenIssued', 'TokenRevoked'],
   initialState: () => ({ byId: new Map(), byHash: new Map() }),
   toSnapshot: (state) => ({ byId: entriesOf(state.byId), byHash: entriesOf(state.byHash) }),

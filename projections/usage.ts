@@ -30,7 +30,7 @@ function entry<V>(map: Map<string, V>, key: string, make: () => V): V {
 
 export const usageProjection = defineProjection<UsageState, UsageEvent>({
   name: 'usage',
-  version: 2,
+  schemaVersion: 2,
   handles: USAGE_EVENT_TYPES,
   initialState: () => new Map(),
   toSnapshot: (state): UsageSnapshot =>

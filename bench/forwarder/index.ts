@@ -65,7 +65,7 @@ async function forwardAll(cluster: Cluster, store: MemoryEventStore, batchSize: 
   const timed = {
     load: checkpoints.load.bind(checkpoints),
     reset: checkpoints.reset.bind(checkpoints),
-    async save<State>(name: string, checkpoint: { version: number; position: number; state?: State }) {
+    async save<State>(name: string, checkpoint: { schemaVersion: number; position: number; state?: State }) {
       await checkpoints.save(name, checkpoint);
       if (checkpoint.position >= head) reachedHead();
     },

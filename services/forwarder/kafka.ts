@@ -239,7 +239,7 @@ export class KafkaForwarder implements SingletonTask {
   async #saveCheckpoint(): Promise<void> {
     const position = this.#position;
     try {
-      await this.#o.checkpoints.save(this.#o.checkpointName, { version: CHECKPOINT_VERSION, position });
+      await this.#o.checkpoints.save(this.#o.checkpointName, { schemaVersion: CHECKPOINT_VERSION, position });
       this.#saved = Math.max(this.#saved, position);
     } catch (error) {
       this.#lastError = `saving the checkpoint: ${messageOf(error)}`;

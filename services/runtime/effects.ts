@@ -58,7 +58,7 @@ export class EffectDispatcher {
   async #save(): Promise<void> {
     if (this.#position === this.#saved) return;
     const position = this.#position;
-    await this.checkpoints.save(CHECKPOINT, { version: 1, position }).catch(() => undefined);
+    await this.checkpoints.save(CHECKPOINT, { schemaVersion: 1, position }).catch(() => undefined);
     this.#saved = position;
   }
 

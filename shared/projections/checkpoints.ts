@@ -2,7 +2,8 @@ import { fromJsonb, toJsonbText } from '../event-store/json-codec.ts';
 import type { SqlDriver } from '../event-store/sql-driver.ts';
 
 export interface Checkpoint<State = unknown> {
-  version: number;
+  /** The schema version of the read model the snapshot holds (see `Projection.schemaVersion`). */
+  schemaVersion: number;
   position: number;
   /** A snapshot of an in-memory read model at `position`, when the projection keeps one. */
   state?: State;
@@ -44,7 +45,7 @@ export class SqlCheckpointStore implements CheckpointStore {
     const row = rows[0];
     if (!row) return undefined;
     return {
-      version: row.version,
+      schemaVersion: row.version,
       position: Number(row.position),
       ...(row.state === null ? {} : { state: fromJsonb(row.state) as State }),
     };
@@ -57,7 +58,7 @@ export class SqlCheckpointStore implements CheckpointStore {
        ON CONFLICT (name) DO UPDATE SET version = $2, position = $3, state = $4::jsonb, updated_at = now()`,
       [
         name,
-        checkpoint.version,
+        checkpoint.schemaVersion,
         checkpoint.position,
         checkpoint.state === undefined ? null : toJsonbText(checkpoint.state),
       ],

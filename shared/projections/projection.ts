@@ -14,8 +14,8 @@ export type Stored<E extends DomainEvent> =
  */
 export interface Projection<State, E extends DomainEvent = DomainEvent> {
   name: string;
-  /** Bump when `apply` changes meaning: a stored snapshot of another version is discarded and rebuilt. */
-  version: number;
+  /** Bump when `apply` changes meaning: a stored snapshot of another schema version is discarded and rebuilt. */
+  schemaVersion: number;
   handles: readonly E['type'][];
   initialState(): State;
   apply(state: State, event: Stored<E>): void;

@@ -43,7 +43,7 @@ export async function rebuildProjection(
   }
   const position = Math.max(head, after);
   await checkpoints.save(projection.name, {
-    version: projection.version,
+    schemaVersion: projection.schemaVersion,
     position,
     state: projection.toSnapshot(state),
   });

@@ -77,10 +77,10 @@ describe('ProjectionRunner', () => {
   });
 
   it.each([
-    ['of another version', { version: 999, state: [['ghost', {}]] }],
+    ['of another schema version', { schemaVersion: 999, state: [['ghost', {}]] }],
     [
-      'of its version it cannot read (an object where entries belong)',
-      { version: studiosProjection.version, state: { ghost: { id: 'ghost' } } },
+      'of its schema version it cannot read (an object where entries belong)',
+      { schemaVersion: studiosProjection.schemaVersion, state: { ghost: { id: 'ghost' } } },
     ],
   ])('discards a snapshot %s and rebuilds from the log', async (_label, snapshot) => {
     const store = new MemoryEventStore();
@@ -230,7 +230,7 @@ describe('ProjectionRunner across failed reads of the log', () => {
     const store = new MemoryEventStore();
     const exploding = defineProjection<{ seen: number }, StudioEvent>({
       name: 'exploding',
-      version: 1,
+      schemaVersion: 1,
       handles: ['StudioPaused'],
       initialState: () => ({ seen: 0 }),
       toSnapshot: (state) => state,

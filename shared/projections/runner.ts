@@ -16,7 +16,7 @@ interface Slot {
 
 export interface ProjectionStatus {
   name: string;
-  version: number;
+  schemaVersion: number;
   position: number;
 }
 
@@ -75,7 +75,11 @@ export class ProjectionRunner {
   async start(): Promise<void> {
     for (const slot of this.#slots) {
       const checkpoint = await this.checkpoints.load(slot.projection.name);
-      if (checkpoint && checkpoint.version === slot.projection.version && checkpoint.state !== undefined) {
+      if (
+        checkpoint &&
+        checkpoint.schemaVersion === slot.projection.schemaVersion &&
+        checkpoint.state !== undefined
+      ) {
         try {
           slot.state = slot.projection.fromSnapshot(checkpoint.state);
           slot.position = checkpoint.position;
@@ -202,7 +206,7 @@ export class ProjectionRunner {
   status(): ProjectionStatus[] {
     return this.#slots.map((s) => ({
       name: s.projection.name,
-      version: s.projection.version,
+      schemaVersion: s.projection.schemaVersion,
       position: s.position,
     }));
   }
@@ -221,7 +225,7 @@ export class ProjectionRunner {
     // `save` serializes before its first await, so each snapshot matches the position beside it.
     const saves = this.#slots.map((s) =>
       this.checkpoints.save(s.projection.name, {
-        version: s.projection.version,
+        schemaVersion: s.projection.schemaVersion,
         position: s.position,
         state: s.projection.toSnapshot(s.state),
       }),

@@ -37,11 +37,11 @@ function snapshotCases(open: () => Promise<{ checkpoints: CheckpointStore; close
     const { checkpoints } = target!;
     for (const [index, state] of snapshots.entries()) {
       const name = `projection-${index}`;
-      await checkpoints.save(name, { version: 1, position: 10 + index, state });
-      expect(await checkpoints.load(name)).toEqual({ version: 1, position: 10 + index, state });
-      await checkpoints.save(name, { version: 2, position: 20 + index, state: { again: state } });
+      await checkpoints.save(name, { schemaVersion: 1, position: 10 + index, state });
+      expect(await checkpoints.load(name)).toEqual({ schemaVersion: 1, position: 10 + index, state });
+      await checkpoints.save(name, { schemaVersion: 2, position: 20 + index, state: { again: state } });
       expect(await checkpoints.load(name)).toEqual({
-        version: 2,
+        schemaVersion: 2,
         position: 20 + index,
         state: { again: state },
       });

@@ -186,7 +186,7 @@ describe('KafkaForwarder', () => {
     const events = new MemoryEventStore();
     await fillLog(events, 2, 20);
     const checkpoints = new MemoryCheckpointStore();
-    await checkpoints.save(FORWARDER_CHECKPOINT, { version: 1, position: 12 });
+    await checkpoints.save(FORWARDER_CHECKPOINT, { schemaVersion: 1, position: 12 });
     const broker = new FakeBroker();
     const { forwarder } = start({ events, checkpoints, producer: () => broker.producer() });
     await until(async () => (await forwarder.status()).lag === 0);
@@ -256,7 +256,7 @@ describe('KafkaForwarder', () => {
     const events = new MemoryEventStore();
     await fillLog(events, 2, 10);
     const checkpoints = new MemoryCheckpointStore();
-    await checkpoints.save(FORWARDER_CHECKPOINT, { version: 1, position: 7 });
+    await checkpoints.save(FORWARDER_CHECKPOINT, { schemaVersion: 1, position: 7 });
     const idle = new KafkaForwarder({
       events,
       checkpoints,
