@@ -13,7 +13,7 @@ import { createLogger, type Logger } from '../../shared/logger.ts';
 import { ProjectionRunner, type ProjectionRunnerOptions } from '../../shared/projections/runner.ts';
 import { type CounterStore, openCounters } from '../../shared/rate-limit/counters.ts';
 import { accountsService } from '../accounts/actions.ts';
-import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/service.ts';
+import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/module.ts';
 import { auditService } from '../audit/actions.ts';
 import { envService } from '../env/actions.ts';
 import { forwarderHealth, gatewayForwarder } from '../forwarder/gateway.ts';
