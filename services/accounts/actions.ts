@@ -1,6 +1,6 @@
 import type { AccountsEnvSchema } from '../../shared/config.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineService, type EnvRequirement } from '../../shared/http/action.ts';
-import type { GatewayContext } from '../gateway/context.ts';
 import { adminActions } from './admin.ts';
 import { accountsDeps } from './deps.ts';
 import { loginAction } from './login.ts';

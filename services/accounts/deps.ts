@@ -3,11 +3,11 @@ import { type StudioRecord, studiosProjection } from '../../projections/studios.
 import { type AccountsEnv, ConfigError, parseAccountsEnv } from '../../shared/config.ts';
 import { type CommandResult, type Decider, type DomainEvent, handleCommand } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
 import { KeyedLock } from '../../shared/keyed-lock.ts';
 import { EnvReader } from '../env/reader.ts';
-import { awaitReadModels, type GatewayContext } from '../gateway/context.ts';
 import { Passwords } from './passwords.ts';
 import { builtinSignInProviders } from './providers/index.ts';
 import type { EnvGet, OAuthProvider, ProviderId } from './providers/types.ts';

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { emailKey } from '../../projections/accounts.ts';
 import { loadAggregate } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { awaitReadModels } from '../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
-import { awaitReadModels } from '../gateway/context.ts';
 import { studioId } from '../studios/studio-id.ts';
 import {
   type AccountState,

@@ -1,4 +1,4 @@
-import type { GatewayContext } from '../gateway/context.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
 import type { Catalog } from './catalog.ts';
 import type { JobWorker } from './jobs/worker.ts';
 import type { EnvLookup } from './providers/types.ts';

@@ -1,6 +1,6 @@
+import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineService, type EnvRequirement } from '../../shared/http/action.ts';
 import { EnvReader } from '../env/reader.ts';
-import type { GatewayContext } from '../gateway/context.ts';
 import { modelsAction } from './actions/catalog.ts';
 import { chatCompletionsAction } from './actions/chat-completions.ts';
 import { jobContentAction, jobGetAction, videoAction } from './actions/jobs.ts';

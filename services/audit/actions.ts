@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isStorableIdentifier, type StoredEvent } from '../../shared/event-store/types.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineAction, defineService } from '../../shared/http/action.ts';
-import type { GatewayContext } from '../gateway/context.ts';
 
 const MAX_LIMIT = 1000;
 

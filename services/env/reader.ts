@@ -1,5 +1,5 @@
 import { envProjection } from '../../projections/env.ts';
-import type { GatewayContext } from '../gateway/context.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
 
 /** Reads runtime env: a value set in the store overrides the process environment. */
 export class EnvReader {

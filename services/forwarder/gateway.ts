@@ -1,6 +1,6 @@
 import type { StudioConfig } from '../../shared/config.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
 import type { Leadership } from '../../shared/leadership.ts';
-import type { GatewayContext } from '../gateway/context.ts';
 import { FORWARDER_CHECKPOINT, type ForwarderStatus, KafkaForwarder } from './kafka.ts';
 import type { BatchProducer, KafkaProducerOptions } from './producer.ts';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { studiosProjection } from '../../projections/studios.ts';
 import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
 import { handleCommand } from '../../shared/decider.ts';
-import { awaitReadModels, type GatewayContext } from '../gateway/context.ts';
+import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
 import { tokenLookup } from '../gateway/gateway.ts';
 import { studioDecider, studioStreamId } from '../studios/studio.ts';
 

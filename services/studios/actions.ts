@@ -4,8 +4,8 @@ import { tokensProjection } from '../../projections/tokens.ts';
 import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
 import { handleCommand } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
 import { type ActionContext, defineAction, defineService } from '../../shared/http/action.ts';
-import { awaitReadModels, type GatewayContext } from '../gateway/context.ts';
 import { type StudioCommand, studioDecider, studioStreamId } from './studio.ts';
 import { studioId } from './studio-id.ts';
 

@@ -88,4 +88,15 @@ describe('import arrows', () => {
     );
     expect(leaning).toEqual([]);
   });
+
+  it('no two services import each other', () => {
+    const serviceOf = (path: string) => (under('services')(path) ? path.split('/')[1] : undefined);
+    const pairs = new Set<string>();
+    for (const { from, to } of arrows) {
+      const [a, b] = [serviceOf(from), serviceOf(to)];
+      if (a && b && a !== b) pairs.add(`${a} → ${b}`);
+    }
+    const mutual = [...pairs].filter((pair) => pairs.has(pair.split(' → ').reverse().join(' → ')));
+    expect(mutual).toEqual([]);
+  });
 });

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jobsProjection } from '../../../projections/jobs.ts';
 import { handleCommand } from '../../../shared/decider.ts';
 import type { EventMetadata } from '../../../shared/event-store/types.ts';
-import type { GatewayContext } from '../../gateway/context.ts';
+import type { GatewayContext } from '../../../shared/gateway-context.ts';
 import type { Catalog } from '../catalog.ts';
 import type { EnvLookup, VideoProgress } from '../providers/types.ts';
 import type { UsageRecorder } from '../usage/recorder.ts';

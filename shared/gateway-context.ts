@@ -1,10 +1,10 @@
-import type { SecretBox } from '../../shared/crypto.ts';
-import type { EventStore } from '../../shared/event-store/types.ts';
-import type { Leadership, SingletonTask } from '../../shared/leadership.ts';
-import type { Logger } from '../../shared/logger.ts';
-import type { CheckpointStore } from '../../shared/projections/checkpoints.ts';
-import type { ProjectionRunner } from '../../shared/projections/runner.ts';
-import type { CounterStore } from '../../shared/rate-limit/counters.ts';
+import type { SecretBox } from './crypto.ts';
+import type { EventStore } from './event-store/types.ts';
+import type { Leadership, SingletonTask } from './leadership.ts';
+import type { Logger } from './logger.ts';
+import type { CheckpointStore } from './projections/checkpoints.ts';
+import type { ProjectionRunner } from './projections/runner.ts';
+import type { CounterStore } from './rate-limit/counters.ts';
 
 /** What the gateway's services share: the log, the read models kept in memory, the secret box. */
 export interface GatewayContext {
