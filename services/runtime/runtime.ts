@@ -8,6 +8,7 @@ import { baseApp } from '../../shared/http/app.ts';
 import { errorMiddleware, sendError } from '../../shared/http/errors.ts';
 import { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import { hostsOf, originGuard } from '../../shared/http/origin-guard.ts';
+import type { AnyRoute } from '../../shared/http/action.ts';
 import { mountRoutes } from '../../shared/http/serve.ts';
 import { listen } from '../../shared/http/server.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -49,6 +50,8 @@ export interface RunningRuntime {
   sessions: SessionService;
   plugins: PluginManager;
   live: LiveBus;
+  /** Every route it serves (for tests that walk them all). */
+  routes: readonly AnyRoute[];
   close(): Promise<void>;
 }
 
@@ -137,7 +140,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         allowedOrigins: config.runtime.allowedOrigins,
       }),
     );
-    mountRuntimeRoutes(app, {
+    const routes: AnyRoute[] = mountRuntimeRoutes(app, {
       plugins,
       sessions,
       workspace: config.workspace,
@@ -152,7 +155,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       health: () => runtimeHealth(projections, hub),
     });
     if (hub) {
-      const routes = sdkRoutes({
+      const sessionRoutes = sdkRoutes({
         sessions,
         events: store.events,
         hub,
@@ -162,7 +165,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         heartbeatMs: config.sseHeartbeatMs,
         openStreams: new OpenStreamLimit(config.maxStreamsPerClient),
       });
-      mountRoutes(app, routes, RUNTIME_POLICY);
+      mountRoutes(app, sessionRoutes, RUNTIME_POLICY);
+      routes.push(...sessionRoutes);
     }
     app.use((req, res) => sendError(res, new ApiError('not_found', `no route ${req.method} ${req.path}`)));
     app.use(errorMiddleware(logger));
@@ -176,7 +180,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         }),
     );
     await sessions.resume();
-    return { url, sessions, plugins, live, close: cleanup };
+    return { url, sessions, plugins, live, routes, close: cleanup };
   } catch (error) {
     await cleanup();
     throw error;

@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 import { contentEncoding, contentType, id, jsonValue, text } from './arbitraries.ts';
 import { fromSchema } from './from-schema.ts';
-import { type FuzzRoute, gatewayRoutes, RUNTIME_ROUTES } from './routes.ts';
+import { type FuzzRoute, gatewayRoutes, runtimeRoutes } from './routes.ts';
 
 /** How long any answer may take. */
 export const ANSWER_WITHIN_MS = 10_000;
@@ -71,7 +71,7 @@ export async function startFuzzTarget(): Promise<{
   return {
     stack,
     fixtures: { ...fixtures, before: await snapshot(stack, fixtures) },
-    routes: [...gatewayRoutes(stack.gw.running.registry), ...RUNTIME_ROUTES],
+    routes: [...gatewayRoutes(stack.gw.running.registry), ...runtimeRoutes(stack.runtime.routes)],
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import type { AnyRoute } from '../../../shared/http/action.ts';
 import { mountRoutes } from '../../../shared/http/serve.ts';
 import { runtimeAuth } from './auth.ts';
 import { dashboardRoutes } from './dashboard.ts';
@@ -19,17 +20,17 @@ const SUCCESS_POLICY = {
   shape: (body: unknown) => ({ success: true, ...(body as object) }),
 };
 
-export function mountRuntimeRoutes(app: Router, deps: RuntimeRouteDeps): void {
+/** Mounts the runtime's routes; answers them, for whoever lists what the runtime serves. */
+export function mountRuntimeRoutes(app: Router, deps: RuntimeRouteDeps): AnyRoute[] {
   app.use('/api', runtimeAuth(deps.runtimeToken));
-  mountRoutes(app, statusRoutes(deps), RUNTIME_POLICY);
-  mountRoutes(
-    app,
-    [
-      ...executeRoutes(deps),
-      ...dashboardRoutes(deps),
-      ...pluginRoutes(deps.plugins),
-      ...pluginApiRoutes(deps.plugins),
-    ],
-    SUCCESS_POLICY,
-  );
+  const status = statusRoutes(deps);
+  mountRoutes(app, status, RUNTIME_POLICY);
+  const wrapped = [
+    ...executeRoutes(deps),
+    ...dashboardRoutes(deps),
+    ...pluginRoutes(deps.plugins),
+    ...pluginApiRoutes(deps.plugins),
+  ];
+  mountRoutes(app, wrapped, SUCCESS_POLICY);
+  return [...status, ...wrapped];
 }
