@@ -9,6 +9,7 @@ export interface UsageTotals {
   input_tokens: number;
   output_tokens: number;
   latency_ms_total: number;
+  cost_micro_usd: number;
 }
 
 /** studio → hour (ISO, `YYYY-MM-DDTHH`) → `model|modality` → totals. Small enough to keep in memory. */
@@ -30,7 +31,7 @@ function entry<V>(map: Map<string, V>, key: string, make: () => V): V {
 
 export const usageProjection = defineProjection<UsageState, UsageEvent>({
   name: 'usage',
-  schemaVersion: 2,
+  schemaVersion: 3,
   handles: USAGE_EVENT_TYPES,
   initialState: () => new Map(),
   toSnapshot: (state): UsageSnapshot =>
@@ -57,11 +58,14 @@ export const usageProjection = defineProjection<UsageState, UsageEvent>({
       input_tokens: 0,
       output_tokens: 0,
       latency_ms_total: 0,
+      cost_micro_usd: 0,
     }));
     totals.requests++;
     if (event.type === 'GenerationFailed') totals.failures++;
     totals.input_tokens += d.inputTokens;
     totals.output_tokens += d.outputTokens;
     totals.latency_ms_total += d.latencyMs;
+    // Events recorded before prices existed carry no cost.
+    totals.cost_micro_usd += d.costMicroUsd ?? 0;
   },
 });

@@ -1,6 +1,7 @@
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import type { Catalog } from './catalog.ts';
 import type { JobWorker } from './jobs/worker.ts';
+import type { PriceBook } from './prices/price-book.ts';
 import type { EnvLookup } from './providers/types.ts';
 import type { UsageRecorder } from './usage/recorder.ts';
 
@@ -11,5 +12,6 @@ export interface AiDeps {
   env: EnvLookup;
   usage: UsageRecorder;
   jobs: JobWorker;
+  prices: PriceBook;
   dataDir: string;
 }

@@ -1,12 +1,15 @@
 import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
 import { tenantOf } from './call-context.ts';
+import { type Consumption, costMicroUsd, type Price } from './prices/price.ts';
 import type { Modality } from './providers/types.ts';
 import type { UsageRecorder } from './usage/recorder.ts';
 
 /** Measures one generation and records it as usage (off the hot path) once it ends. */
 export class GenerationMeter {
   readonly #started = performance.now();
+  /** The price in force when the generation started: a later change does not reach it. */
+  readonly #price: Price;
   #done = false;
 
   constructor(
@@ -14,9 +17,11 @@ export class GenerationMeter {
     private readonly ctx: ActionContext,
     private readonly model: string,
     private readonly modality: Modality,
-  ) {}
+  ) {
+    this.#price = usage.priceOf(model);
+  }
 
-  #data(inputTokens: number, outputTokens: number, status: number) {
+  #data(used: Consumption, status: number) {
     const identity = this.ctx.identity;
     return {
       studioId: tenantOf(identity),
@@ -24,17 +29,26 @@ export class GenerationMeter {
       requestId: this.ctx.requestId,
       model: this.model,
       modality: this.modality,
-      inputTokens,
-      outputTokens,
+      inputTokens: used.inputTokens,
+      outputTokens: used.outputTokens,
+      costMicroUsd: costMicroUsd(this.#price, used),
       latencyMs: Math.round(performance.now() - this.#started),
       status,
     };
   }
 
-  completed(inputTokens: number, outputTokens: number): void {
+  /** `media` counts what is priced per image or per second of audio. */
+  completed(
+    inputTokens: number,
+    outputTokens: number,
+    media: Omit<Consumption, 'inputTokens' | 'outputTokens'> = {},
+  ): void {
     if (this.#done) return;
     this.#done = true;
-    this.usage.record({ type: 'GenerationCompleted', data: this.#data(inputTokens, outputTokens, 200) });
+    this.usage.record({
+      type: 'GenerationCompleted',
+      data: this.#data({ inputTokens, outputTokens, ...media }, 200),
+    });
   }
 
   failed(error: unknown, inputTokens = 0, outputTokens = 0): void {
@@ -47,7 +61,7 @@ export class GenerationMeter {
     const errorCode = cancelled ? 'client_closed_request' : (api?.code ?? 'internal_error');
     this.usage.record({
       type: 'GenerationFailed',
-      data: { ...this.#data(inputTokens, outputTokens, status), errorCode },
+      data: { ...this.#data({ inputTokens, outputTokens }, status), errorCode },
     });
   }
 

@@ -5,11 +5,13 @@ import { modelsAction } from './actions/catalog.ts';
 import { chatCompletionsAction } from './actions/chat-completions.ts';
 import { jobContentAction, jobGetAction, videoAction } from './actions/jobs.ts';
 import { asrAction, imageAction, ttsAction } from './actions/media.ts';
+import { pricesListAction, pricesRemoveAction, pricesUpsertAction } from './actions/prices.ts';
 import { streamAction, textAction } from './actions/text.ts';
 import { usageAction } from './actions/usage.ts';
 import { Catalog } from './catalog.ts';
 import type { AiDeps } from './deps.ts';
 import { JobWorker } from './jobs/worker.ts';
+import { PriceBook } from './prices/price-book.ts';
 import { builtinAiProviders } from './providers/index.ts';
 import type { Provider } from './providers/types.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, UpstreamClient } from './upstream.ts';
@@ -36,9 +38,10 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
   const providers = (options.providers ?? builtinAiProviders)(upstream);
   const env = new EnvReader(gw);
   const catalog = new Catalog(providers, env);
-  const usage = new UsageRecorder(gw.events, gw.logger);
+  const prices = new PriceBook(gw);
+  const usage = new UsageRecorder(gw.events, gw.logger, prices);
   const jobs = new JobWorker(gw, catalog, env, usage, options.dataDir, options.jobPollMs);
-  const deps: AiDeps = { gw, catalog, env, usage, jobs, dataDir: options.dataDir };
+  const deps: AiDeps = { gw, catalog, env, usage, jobs, prices, dataDir: options.dataDir };
 
   const declared = new Map<string, EnvRequirement>();
   for (const provider of providers) for (const e of provider.env) declared.set(e.key, e);
@@ -59,6 +62,9 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       jobGetAction(deps),
       jobContentAction(deps),
       usageAction(deps),
+      pricesListAction(deps),
+      pricesUpsertAction(deps),
+      pricesRemoveAction(deps),
     ],
   });
 

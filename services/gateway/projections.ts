@@ -1,6 +1,7 @@
 import { accountsProjection } from '../../projections/accounts.ts';
 import { envProjection } from '../../projections/env.ts';
 import { jobsProjection } from '../../projections/jobs.ts';
+import { pricesProjection } from '../../projections/prices.ts';
 import { studiosProjection } from '../../projections/studios.ts';
 import { tokensProjection } from '../../projections/tokens.ts';
 import { usageProjection } from '../../projections/usage.ts';
@@ -14,4 +15,5 @@ export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
   usageProjection,
   jobsProjection,
   accountsProjection,
+  pricesProjection,
 ];

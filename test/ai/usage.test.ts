@@ -166,7 +166,14 @@ describe('usage', () => {
       () => admin('/v1/ai/usage?studio_id=acme'),
       (u) => u.totals.requests >= 3,
     );
-    expect(usage.totals).toEqual({ requests: 3, failures: 2, input_tokens: 2, output_tokens: 3 });
+    // dev/echo at its default 1.00 / 2.00 per million tokens: 2 + 3 × 2 micro-dollars; failures cost nothing.
+    expect(usage.totals).toEqual({
+      requests: 3,
+      failures: 2,
+      input_tokens: 2,
+      output_tokens: 3,
+      cost_usd: 0.000008,
+    });
     expect(usage.items).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -175,8 +182,15 @@ describe('usage', () => {
           requests: 1,
           failures: 0,
           input_tokens: 2,
+          cost_usd: 0.000008,
         }),
-        expect.objectContaining({ model: 'test/broken', modality: 'text', requests: 1, failures: 1 }),
+        expect.objectContaining({
+          model: 'test/broken',
+          modality: 'text',
+          requests: 1,
+          failures: 1,
+          cost_usd: 0,
+        }),
       ]),
     );
     const future = await admin('/v1/ai/usage?studio_id=acme&from=2999-01-01');

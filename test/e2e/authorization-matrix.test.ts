@@ -59,6 +59,9 @@ const MATRIX: readonly Row[] = [
   ['GET /v1/ai/jobs/content',          401,   200,  404,   403,    401,     200],
   // usage of studio A: another studio's token names a studio that is not its own
   ['GET /v1/ai/usage',                 401,   200,  403,   403,    401,     200],
+  ['GET /v1/ai/prices',                401,   200,  200,   403,    401,     200],
+  ['POST /v1/ai/prices/upsert',        401,   403,  403,   403,    401,     200],
+  ['POST /v1/ai/prices/remove',        401,   403,  403,   403,    401,     200],
   ['POST /v1/accounts/create',         401,   403,  403,   403,    401,     201],
   ['GET /v1/accounts/list',            401,   403,  403,   403,    401,     200],
   ['POST /v1/accounts/remove',         401,   403,  403,   403,    401,     200],
@@ -215,6 +218,15 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   'GET /v1/ai/jobs/get': async (fx) => ({ path: `/v1/ai/jobs/get?id=${fx.jobOfA}` }),
   'GET /v1/ai/jobs/content': async (fx) => ({ path: `/v1/ai/jobs/content?id=${fx.jobOfA}` }),
   'GET /v1/ai/usage': async (fx) => ({ path: `/v1/ai/usage?studio_id=${fx.studio.A}` }),
+  'GET /v1/ai/prices': async () => ({ path: '/v1/ai/prices' }),
+  'POST /v1/ai/prices/upsert': async () => ({
+    path: '/v1/ai/prices/upsert',
+    body: { model: 'dev/echo', input_per_mtok: 1 },
+  }),
+  'POST /v1/ai/prices/remove': async (fx) => {
+    await fx.admin('POST', '/v1/ai/prices/upsert', { model: 'dev/image', per_image: 0.02 });
+    return { path: '/v1/ai/prices/remove', body: { model: 'dev/image' } };
+  },
   'POST /v1/accounts/create': async (fx, who) => ({
     path: '/v1/accounts/create',
     body: { studio_id: await subjectStudio(fx, who), email: `matrix${++keySeq}@example.com` },

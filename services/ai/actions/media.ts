@@ -36,7 +36,7 @@ export function imageAction({ catalog, env, usage }: AiDeps) {
           callContext(env, ctx),
         ),
       );
-      meter.completed(estimateTokens(input.prompt), 0);
+      meter.completed(estimateTokens(input.prompt), 0, { images: input.n });
       return result;
     },
   });
@@ -65,7 +65,7 @@ export function ttsAction({ catalog, env, usage }: AiDeps) {
           callContext(env, ctx),
         ),
       );
-      meter.completed(estimateTokens(input.input), 0);
+      meter.completed(estimateTokens(input.input), 0, { audioSeconds: speechSecondsOf(input.input) });
       return { audio: result.audio.toString('base64'), mime_type: result.mime_type };
     },
   });
@@ -101,8 +101,11 @@ export function asrAction({ catalog, env, usage }: AiDeps) {
         ...(input.language ? { language: input.language } : {}),
       };
       const result = await meter.guard(() => provider.asr!(model, request, callContext(env, ctx)));
-      meter.completed(0, estimateTokens(result.text));
+      meter.completed(0, estimateTokens(result.text), { audioSeconds: speechSecondsOf(result.text) });
       return result;
     },
   });
 }
+
+/** Seconds of speech in a text, at about 15 characters a second: audio length is not measured. */
+const speechSecondsOf = (text: string) => Math.max(1, Math.ceil(text.length / 15));

@@ -4,6 +4,9 @@ import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
 
+/** Micro-dollars as dollars, exact to the micro-dollar. */
+const usd = (micro: number) => micro / 1_000_000;
+
 const isoDate = z.iso.datetime({ offset: true }).or(z.iso.date());
 
 /** GET /v1/ai/usage: totals per model and modality, by the hour (from/to are rounded to hours). */
@@ -37,23 +40,26 @@ export function usageAction({ gw }: AiDeps) {
             input_tokens: 0,
             output_tokens: 0,
             latency_ms_total: 0,
+            cost_micro_usd: 0,
           };
           sum.requests += t.requests;
           sum.failures += t.failures;
           sum.input_tokens += t.input_tokens;
           sum.output_tokens += t.output_tokens;
           sum.latency_ms_total += t.latency_ms_total;
+          sum.cost_micro_usd += t.cost_micro_usd ?? 0;
           totals.set(key, sum);
         }
       }
       const items = [...totals].map(([key, t]) => {
         const [model, modality] = key.split('|');
-        const { latency_ms_total, ...rest } = t;
+        const { latency_ms_total, cost_micro_usd, ...rest } = t;
         return {
           model,
           modality,
           ...rest,
           avg_latency_ms: t.requests ? Math.round(latency_ms_total / t.requests) : 0,
+          cost_usd: usd(cost_micro_usd),
         };
       });
       items.sort((a, b) => b.requests - a.requests || String(a.model).localeCompare(String(b.model)));
@@ -69,6 +75,7 @@ export function usageAction({ gw }: AiDeps) {
           failures: sum('failures'),
           input_tokens: sum('input_tokens'),
           output_tokens: sum('output_tokens'),
+          cost_usd: usd(items.reduce((s, i) => s + Math.round(i.cost_usd * 1e6), 0)),
         },
         items,
       };

@@ -7,6 +7,7 @@ import { handleCommand } from '../../../shared/decider.ts';
 import type { EventMetadata } from '../../../shared/event-store/types.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
 import type { Catalog } from '../catalog.ts';
+import { costMicroUsd, type Price } from '../prices/price.ts';
 import type { EnvLookup, VideoProgress } from '../providers/types.ts';
 import type { UsageRecorder } from '../usage/recorder.ts';
 import { type JobCommand, jobDecider, jobStreamId } from './job.ts';
@@ -58,9 +59,10 @@ export class JobWorker {
     if (!job) return;
     const signal = this.#controller.signal;
     const started = Date.parse(job.created_at);
+    const price = this.usage.priceOf(job.model);
     const fail = async (message: string) => {
       await this.#command({ type: 'FailJob', jobId, message });
-      this.#record(jobId, 'GenerationFailed', started);
+      this.#record(jobId, 'GenerationFailed', started, price);
     };
 
     let entry: ReturnType<Catalog['resolve']>;
@@ -103,14 +105,19 @@ export class JobWorker {
           file,
         },
       });
-      this.#record(jobId, 'GenerationCompleted', started);
+      this.#record(jobId, 'GenerationCompleted', started, price);
     } catch (error) {
       if (signal.aborted) return; // stopping: the job resumes at the next start
       await fail(error instanceof Error ? error.message : String(error));
     }
   }
 
-  #record(jobId: string, type: 'GenerationCompleted' | 'GenerationFailed', started: number): void {
+  #record(
+    jobId: string,
+    type: 'GenerationCompleted' | 'GenerationFailed',
+    started: number,
+    price: Price,
+  ): void {
     const job = this.gw.projections.state(jobsProjection).get(jobId);
     if (!job) return;
     const data = {
@@ -121,6 +128,15 @@ export class JobWorker {
       modality: 'video' as const,
       inputTokens: 0,
       outputTokens: 0,
+      // A failed job produced no video: nothing to charge.
+      costMicroUsd:
+        type === 'GenerationCompleted'
+          ? costMicroUsd(price, {
+              inputTokens: 0,
+              outputTokens: 0,
+              videoSeconds: videoSecondsOf(job.request),
+            })
+          : 0,
       latencyMs: Date.now() - started,
     };
     if (type === 'GenerationCompleted') this.usage.record({ type, data: { ...data, status: 200 } });
@@ -132,3 +148,8 @@ export class JobWorker {
     await Promise.allSettled(this.#running.values());
   }
 }
+
+/** The seconds a video job asked for; without `seconds`, the 4 s most providers default to. */
+const DEFAULT_VIDEO_SECONDS = 4;
+const videoSecondsOf = (request: Record<string, unknown>) =>
+  typeof request.seconds === 'number' ? request.seconds : DEFAULT_VIDEO_SECONDS;

@@ -13,6 +13,8 @@ export interface GenerationData {
   inputTokens: number;
   outputTokens: number;
   latencyMs: number;
+  /** What it cost at the price in force when it started, in micro-dollars (1e-6 USD). */
+  costMicroUsd: number;
   /** The HTTP status the client got (or would have got, when it went away first). */
   status: number;
 }

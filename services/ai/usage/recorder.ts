@@ -1,5 +1,7 @@
 import type { EventStore } from '../../../shared/event-store/types.ts';
 import type { Logger } from '../../../shared/logger.ts';
+import { FREE, type Price } from '../prices/price.ts';
+import type { PriceSource } from '../prices/price-book.ts';
 import { type UsageEvent, usageStreamId } from './events.ts';
 
 const FLUSH_EVERY_MS = 100;
@@ -19,7 +21,13 @@ export class UsageRecorder {
   constructor(
     private readonly store: EventStore,
     private readonly logger?: Logger,
+    private readonly prices?: PriceSource,
   ) {}
+
+  /** The price a generation starting now is charged at. */
+  priceOf(model: string): Price {
+    return this.prices?.priceOf(model) ?? FREE;
+  }
 
   record(event: UsageEvent): void {
     if (this.#buffer.length >= MAX_BUFFERED) {
