@@ -16,7 +16,7 @@ const perVideoSecond = (per_video_second: number): Price => ({ ...FREE, per_vide
  * (or per-character, at about 15 characters a second) price. Admins override any of them with
  * `POST /v1/ai/prices/upsert`. The `dev/*` prices are not free so budgets can be tried offline.
  */
-export const DEFAULT_PRICES: Readonly<Record<string, Price>> = {
+const LIST_PRICES: Readonly<Record<string, Price>> = {
   'dev/echo': tokens(1, 2),
   'dev/image': perImage(0.01),
   'dev/tts': perAudioSecond(0.001),
@@ -50,4 +50,7 @@ export const DEFAULT_PRICES: Readonly<Record<string, Price>> = {
 };
 
 /** The built-in price of a model; models the table does not know (e.g. `compat/*`) are free. */
-export const defaultPriceOf = (model: string): Price => DEFAULT_PRICES[model] ?? FREE;
+/** Keyed by model id in a Map, as every id-keyed table: no id reaches `Object.prototype`. */
+export const DEFAULT_PRICES: ReadonlyMap<string, Price> = new Map(Object.entries(LIST_PRICES));
+
+export const defaultPriceOf = (model: string): Price => DEFAULT_PRICES.get(model) ?? FREE;
