@@ -67,7 +67,17 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
   it('projections rebuild replays every read model with a progress bar', async () => {
     const run = studio(['projections', 'rebuild'], { STUDIO_DATA_DIR: dataDir });
     expect(await run.exited).toBe(0);
-    for (const name of ['studios', 'tokens', 'env', 'usage', 'jobs', 'accounts', 'prices', 'sessions', 'chat']) {
+    for (const name of [
+      'studios',
+      'tokens',
+      'env',
+      'usage',
+      'jobs',
+      'accounts',
+      'prices',
+      'sessions',
+      'chat',
+    ]) {
       expect(run.output()).toMatch(new RegExp(`${name}\\s+\\[[^\\]]*\\] 100%`));
       expect(run.output()).toMatch(new RegExp(`${name}: \\d+ events in \\d+ ms`));
     }
