@@ -1,5 +1,6 @@
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import type { Catalog } from './catalog.ts';
+import type { RateLimits } from './governance/rate-limits.ts';
 import type { JobWorker } from './jobs/worker.ts';
 import type { PriceBook } from './prices/price-book.ts';
 import type { EnvLookup } from './providers/types.ts';
@@ -11,6 +12,7 @@ export interface AiDeps {
   catalog: Catalog;
   env: EnvLookup;
   usage: UsageRecorder;
+  limits: RateLimits;
   jobs: JobWorker;
   prices: PriceBook;
   dataDir: string;

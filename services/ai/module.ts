@@ -10,6 +10,7 @@ import { streamAction, textAction } from './actions/text.ts';
 import { usageAction } from './actions/usage.ts';
 import { Catalog } from './catalog.ts';
 import type { AiDeps } from './deps.ts';
+import { NO_RATE_LIMITS } from './governance/rate-limits.ts';
 import { JobWorker } from './jobs/worker.ts';
 import { PriceBook } from './prices/price-book.ts';
 import { builtinAiProviders } from './providers/index.ts';
@@ -41,7 +42,16 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
   const prices = new PriceBook(gw);
   const usage = new UsageRecorder(gw.events, gw.logger, prices);
   const jobs = new JobWorker(gw, catalog, env, usage, options.dataDir, options.jobPollMs);
-  const deps: AiDeps = { gw, catalog, env, usage, jobs, prices, dataDir: options.dataDir };
+  const deps: AiDeps = {
+    gw,
+    catalog,
+    env,
+    usage,
+    limits: NO_RATE_LIMITS,
+    jobs,
+    prices,
+    dataDir: options.dataDir,
+  };
 
   const declared = new Map<string, EnvRequirement>();
   for (const provider of providers) for (const e of provider.env) declared.set(e.key, e);

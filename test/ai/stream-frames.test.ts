@@ -10,6 +10,7 @@ import { chatCompletionsAction } from '../../services/ai/actions/chat-completion
 import { streamAction } from '../../services/ai/actions/text.ts';
 import type { ChatChunk } from '../../services/ai/chat/wire.ts';
 import type { AiDeps } from '../../services/ai/deps.ts';
+import { NO_RATE_LIMITS } from '../../services/ai/governance/rate-limits.ts';
 import { FREE } from '../../services/ai/prices/price.ts';
 import type { UsageRecorder } from '../../services/ai/usage/recorder.ts';
 import type { ActionContext, AnyAction } from '../../shared/http/action.ts';
@@ -56,7 +57,13 @@ async function run(
       }),
     },
     env: { get: () => undefined },
-    usage: { record: (event: UsageEvent) => usage.push(event), priceOf: () => FREE },
+    usage: {
+      record: async (event: UsageEvent) => {
+        usage.push(event);
+      },
+      priceOf: () => FREE,
+    },
+    limits: NO_RATE_LIMITS,
   } as unknown as AiDeps;
   const { handler } = action(deps);
   const server = createServer((req, res) => {

@@ -4,10 +4,11 @@ import { relayChunks } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
 import { type ChatRequest, ChatRequestSchema, textOf } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
-import { GenerationMeter } from '../generation.ts';
+import { Generation, tokensAtMost } from '../generation.ts';
 
 /** POST /v1/ai/chat/completions in OpenAI's wire format, streaming included. */
-export function chatCompletionsAction({ catalog, env, usage }: AiDeps) {
+export function chatCompletionsAction(deps: AiDeps) {
+  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'chat/completions',
@@ -20,26 +21,44 @@ export function chatCompletionsAction({ catalog, env, usage }: AiDeps) {
       const entry = catalog.resolve(input.model, 'chat');
       const { provider, model } = entry;
       const { studio_id: _studio, ...body } = input;
-      const request: ChatRequest = { ...body, model: model.upstreamModel };
-      const meter = new GenerationMeter(usage, ctx, model.id, 'chat');
+      const asked = input.max_completion_tokens ?? input.max_tokens ?? undefined;
+      const generation = await Generation.start(deps, ctx, model.id, 'chat', {
+        // Everything the model reads travels in these fields; their JSON has at least as many bytes.
+        inputTokensAtMost: tokensAtMost(JSON.stringify([body.messages, body.tools ?? null])),
+        ...(asked === undefined ? {} : { maxOutputTokens: asked }),
+      });
+      const request: ChatRequest = {
+        ...body,
+        model: model.upstreamModel,
+        ...capOf(body, generation.outputCap),
+      };
       const call = callContext(env, ctx);
 
       if (input.stream !== true) {
-        const completion = await meter.guard(() => provider.chat!(model, request, call));
-        meter.completed(completion.usage?.prompt_tokens ?? 0, completion.usage?.completion_tokens ?? 0);
+        const completion = await generation.guard(() => provider.chat!(model, request, call));
+        await generation.completed(
+          completion.usage?.prompt_tokens ?? 0,
+          completion.usage?.completion_tokens ?? 0,
+        );
         return { ...completion, model: model.id };
       }
 
-      const chunks = await meter.guard(() => provider.chatStream!(model, request, call));
-      return relayChunks(ctx, meter, chunks, {
+      const chunks = await generation.guard(() => provider.chatStream!(model, request, call));
+      return relayChunks(ctx, generation, chunks, {
         promptText: () => request.messages.map((m) => textOf(m.content)).join(' '),
         frames: (chunk) => [`data: ${JSON.stringify({ ...chunk, model: model.id })}\n\n`],
         finish: async ({ usage: tokens }) => {
+          await generation.completed(tokens.input_tokens, tokens.output_tokens);
           await writeWithBackpressure(ctx.res, 'data: [DONE]\n\n');
-          meter.completed(tokens.input_tokens, tokens.output_tokens);
         },
         errorFrame: (body) => `data: ${JSON.stringify(body)}\n\n`,
       });
     },
   });
+}
+
+/** The cap field to send: a lowered cap replaces whichever of the two fields the client used. */
+function capOf(body: Omit<ChatRequest, 'model'>, cap: number | undefined): Partial<ChatRequest> {
+  if (cap === undefined) return {};
+  return body.max_completion_tokens == null ? { max_tokens: cap } : { max_completion_tokens: cap };
 }

@@ -3,14 +3,15 @@ import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import { callContext } from '../call-context.ts';
 import type { AiDeps } from '../deps.ts';
-import { estimateTokens, GenerationMeter } from '../generation.ts';
+import { estimateTokens, Generation, tokensAtMost } from '../generation.ts';
 
 const studio_id = z.string().optional();
 /** Audio arrives base64 inside JSON: 25 MiB of audio is about 33 MiB of base64. */
 const ASR_BODY_LIMIT = 34 * 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-export function imageAction({ catalog, env, usage }: AiDeps) {
+export function imageAction(deps: AiDeps) {
+  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'image',
@@ -28,21 +29,25 @@ export function imageAction({ catalog, env, usage }: AiDeps) {
     }),
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'image');
-      const meter = new GenerationMeter(usage, ctx, model.id, 'image');
-      const result = await meter.guard(() =>
+      const generation = await Generation.start(deps, ctx, model.id, 'image', {
+        inputTokensAtMost: tokensAtMost(input.prompt),
+        images: input.n,
+      });
+      const result = await generation.guard(() =>
         provider.image!(
           model,
           { prompt: input.prompt, n: input.n, ...(input.size ? { size: input.size } : {}) },
           callContext(env, ctx),
         ),
       );
-      meter.completed(estimateTokens(input.prompt), 0, { images: input.n });
+      await generation.completed(estimateTokens(input.prompt), 0, { images: input.n });
       return result;
     },
   });
 }
 
-export function ttsAction({ catalog, env, usage }: AiDeps) {
+export function ttsAction(deps: AiDeps) {
+  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'tts',
@@ -57,21 +62,27 @@ export function ttsAction({ catalog, env, usage }: AiDeps) {
     }),
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'tts');
-      const meter = new GenerationMeter(usage, ctx, model.id, 'tts');
-      const result = await meter.guard(() =>
+      const generation = await Generation.start(deps, ctx, model.id, 'tts', {
+        inputTokensAtMost: tokensAtMost(input.input),
+        audioSeconds: speechSecondsOf(input.input),
+      });
+      const result = await generation.guard(() =>
         provider.tts!(
           model,
           { input: input.input, format: input.format, ...(input.voice ? { voice: input.voice } : {}) },
           callContext(env, ctx),
         ),
       );
-      meter.completed(estimateTokens(input.input), 0, { audioSeconds: speechSecondsOf(input.input) });
+      await generation.completed(estimateTokens(input.input), 0, {
+        audioSeconds: speechSecondsOf(input.input),
+      });
       return { audio: result.audio.toString('base64'), mime_type: result.mime_type };
     },
   });
 }
 
-export function asrAction({ catalog, env, usage }: AiDeps) {
+export function asrAction(deps: AiDeps) {
+  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'asr',
@@ -94,14 +105,20 @@ export function asrAction({ catalog, env, usage }: AiDeps) {
         throw new ApiError('validation_failed', 'audio must be base64', { param: 'audio' });
       }
       const { provider, model } = catalog.resolve(input.model, 'asr');
-      const meter = new GenerationMeter(usage, ctx, model.id, 'asr');
+      const audio = Buffer.from(base64, 'base64');
+      const generation = await Generation.start(deps, ctx, model.id, 'asr', {
+        inputTokensAtMost: 0,
+        audioSeconds: asrSecondsAtMost(audio),
+      });
       const request = {
-        audio: Buffer.from(base64, 'base64'),
+        audio,
         mime_type: input.mime_type,
         ...(input.language ? { language: input.language } : {}),
       };
-      const result = await meter.guard(() => provider.asr!(model, request, callContext(env, ctx)));
-      meter.completed(0, estimateTokens(result.text), { audioSeconds: speechSecondsOf(result.text) });
+      const result = await generation.guard(() => provider.asr!(model, request, callContext(env, ctx)));
+      await generation.completed(0, estimateTokens(result.text), {
+        audioSeconds: Math.min(speechSecondsOf(result.text), asrSecondsAtMost(audio)),
+      });
       return result;
     },
   });
@@ -109,3 +126,9 @@ export function asrAction({ catalog, env, usage }: AiDeps) {
 
 /** Seconds of speech in a text, at about 15 characters a second: audio length is not measured. */
 const speechSecondsOf = (text: string) => Math.max(1, Math.ceil(text.length / 15));
+
+/**
+ * An upper bound on the seconds of speech in an audio file of unknown format: at 8 kbit/s (below
+ * the speech codecs people send) every 1,000 bytes last at most one second.
+ */
+const asrSecondsAtMost = (audio: Buffer) => Math.max(1, Math.ceil(audio.length / 1_000));

@@ -6,7 +6,7 @@ import { callContext } from '../call-context.ts';
 import { relayChunks } from '../chat/relay.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
-import { estimateTokens, GenerationMeter } from '../generation.ts';
+import { estimateTokens, Generation, type GenerationAsk, tokensAtMost } from '../generation.ts';
 
 const TextInput = z.strictObject({
   model: z.string().min(1),
@@ -18,14 +18,20 @@ const TextInput = z.strictObject({
 });
 type TextInput = z.infer<typeof TextInput>;
 
-function toChat(input: TextInput, upstreamModel: string): ChatRequest {
+const askOf = (input: TextInput): GenerationAsk => ({
+  inputTokensAtMost: tokensAtMost(input.system ?? '', input.prompt),
+  ...(input.max_tokens === undefined ? {} : { maxOutputTokens: input.max_tokens }),
+});
+
+/** The chat request `input` becomes; `maxTokens` is the output cap after the budget had its say. */
+function toChat(input: TextInput, upstreamModel: string, maxTokens: number | undefined): ChatRequest {
   return {
     model: upstreamModel,
     messages: [
       ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
       { role: 'user' as const, content: input.prompt },
     ],
-    ...(input.max_tokens === undefined ? {} : { max_tokens: input.max_tokens }),
+    ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
     ...(input.temperature === undefined ? {} : { temperature: input.temperature }),
   };
 }
@@ -37,7 +43,8 @@ const message = (text: string) => ({
   parts: [{ type: 'text' as const, text }],
 });
 
-export function textAction({ catalog, env, usage }: AiDeps) {
+export function textAction(deps: AiDeps) {
+  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'text',
@@ -46,16 +53,15 @@ export function textAction({ catalog, env, usage }: AiDeps) {
     input: TextInput,
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'text');
-      const meter = new GenerationMeter(usage, ctx, model.id, 'text');
-      const completion = await meter.guard(() =>
-        provider.chat!(model, toChat(input, model.upstreamModel), callContext(env, ctx)),
-      );
+      const generation = await Generation.start(deps, ctx, model.id, 'text', askOf(input));
+      const request = toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens);
+      const completion = await generation.guard(() => provider.chat!(model, request, callContext(env, ctx)));
       const choice = completion.choices[0];
       const usageOut = {
         input_tokens: completion.usage?.prompt_tokens ?? estimateTokens(input.prompt),
         output_tokens: completion.usage?.completion_tokens ?? estimateTokens(choice?.message.content ?? ''),
       };
-      meter.completed(usageOut.input_tokens, usageOut.output_tokens);
+      await generation.completed(usageOut.input_tokens, usageOut.output_tokens);
       return {
         ...message(choice?.message.content ?? ''),
         model: model.id,
@@ -67,7 +73,8 @@ export function textAction({ catalog, env, usage }: AiDeps) {
 }
 
 /** POST /v1/ai/stream: SSE events `delta {text}`, then `done {message, …}` or `error {error}`. */
-export function streamAction({ catalog, env, usage }: AiDeps) {
+export function streamAction(deps: AiDeps) {
+  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'stream',
@@ -76,17 +83,22 @@ export function streamAction({ catalog, env, usage }: AiDeps) {
     input: TextInput,
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'stream');
-      const meter = new GenerationMeter(usage, ctx, model.id, 'stream');
-      const request = { ...toChat(input, model.upstreamModel), stream_options: { include_usage: true } };
-      const chunks = await meter.guard(() => provider.chatStream!(model, request, callContext(env, ctx)));
-      return relayChunks(ctx, meter, chunks, {
+      const generation = await Generation.start(deps, ctx, model.id, 'stream', askOf(input));
+      const request = {
+        ...toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens),
+        stream_options: { include_usage: true },
+      };
+      const chunks = await generation.guard(() =>
+        provider.chatStream!(model, request, callContext(env, ctx)),
+      );
+      return relayChunks(ctx, generation, chunks, {
         promptText: () => input.prompt,
         frames: (chunk) =>
           chunk.choices.flatMap(({ delta }) =>
             delta.content ? [`event: delta\ndata: ${JSON.stringify({ text: delta.content })}\n\n`] : [],
           ),
-        finish: ({ usage: usageOut, text, finishReason }) => {
-          meter.completed(usageOut.input_tokens, usageOut.output_tokens);
+        finish: async ({ usage: usageOut, text, finishReason }) => {
+          await generation.completed(usageOut.input_tokens, usageOut.output_tokens);
           writeSse(
             ctx.res,
             JSON.stringify({

@@ -1,7 +1,7 @@
 import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
 import { openSse } from '../../../shared/http/sse.ts';
-import { estimateTokens, type GenerationMeter } from '../generation.ts';
+import { estimateTokens, type Generation } from '../generation.ts';
 import { writeWithBackpressure } from './stream-out.ts';
 import type { ChatChunk } from './wire.ts';
 
@@ -32,7 +32,7 @@ export interface SseRelay {
  */
 export async function relayChunks(
   ctx: ActionContext,
-  meter: GenerationMeter,
+  generation: Generation,
   chunks: AsyncIterable<ChatChunk>,
   relay: SseRelay,
 ): Promise<undefined> {
@@ -55,7 +55,7 @@ export async function relayChunks(
     };
     await relay.finish({ usage, text, finishReason });
   } catch (error) {
-    meter.failed(error);
+    await generation.failed(error).catch(() => undefined);
     const api =
       error instanceof ApiError ? error : new ApiError('upstream_error', 'the upstream stream broke off');
     if (!ctx.res.destroyed) ctx.res.write(relay.errorFrame(api.toBody(ctx.requestId)));

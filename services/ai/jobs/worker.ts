@@ -62,7 +62,7 @@ export class JobWorker {
     const price = this.usage.priceOf(job.model);
     const fail = async (message: string) => {
       await this.#command({ type: 'FailJob', jobId, message });
-      this.#record(jobId, 'GenerationFailed', started, price);
+      await this.#record(jobId, 'GenerationFailed', started, price);
     };
 
     let entry: ReturnType<Catalog['resolve']>;
@@ -105,19 +105,20 @@ export class JobWorker {
           file,
         },
       });
-      this.#record(jobId, 'GenerationCompleted', started, price);
+      await this.#record(jobId, 'GenerationCompleted', started, price);
     } catch (error) {
       if (signal.aborted) return; // stopping: the job resumes at the next start
       await fail(error instanceof Error ? error.message : String(error));
     }
   }
 
-  #record(
+  /** Records the job's generation; a failed append is retried by the recorder, so it is not an error here. */
+  async #record(
     jobId: string,
     type: 'GenerationCompleted' | 'GenerationFailed',
     started: number,
     price: Price,
-  ): void {
+  ): Promise<void> {
     const job = this.gw.projections.state(jobsProjection).get(jobId);
     if (!job) return;
     const data = {
@@ -139,8 +140,11 @@ export class JobWorker {
           : 0,
       latencyMs: Date.now() - started,
     };
-    if (type === 'GenerationCompleted') this.usage.record({ type, data: { ...data, status: 200 } });
-    else this.usage.record({ type, data: { ...data, status: 502, errorCode: 'upstream_error' } });
+    const event =
+      type === 'GenerationCompleted'
+        ? this.usage.record({ type, data: { ...data, status: 200 } })
+        : this.usage.record({ type, data: { ...data, status: 502, errorCode: 'upstream_error' } });
+    await event.catch(() => undefined);
   }
 
   async stop(): Promise<void> {
