@@ -1,5 +1,6 @@
 import type { SecretBox } from './crypto.ts';
-import type { EventStore } from './event-store/types.ts';
+import { type CommandResult, type Decider, type DomainEvent, handleCommand } from './decider.ts';
+import type { EventMetadata, EventStore } from './event-store/types.ts';
 import type { Leadership, SingletonTask } from './leadership.ts';
 import type { Logger } from './logger.ts';
 import type { CheckpointStore } from './projections/checkpoints.ts';
@@ -30,4 +31,17 @@ export const READ_YOUR_WRITES_MS = 2_000;
  */
 export async function awaitReadModels(ctx: GatewayContext, position: number | undefined): Promise<void> {
   if (position !== undefined) await ctx.projections.awaitReadModels(position, READ_YOUR_WRITES_MS);
+}
+
+/** Runs a command on its stream (`handleCommand`), then waits until the local read models show it. */
+export async function runCommand<Command, Event extends DomainEvent, State>(
+  ctx: GatewayContext,
+  streamId: string,
+  decider: Decider<Command, Event, State>,
+  command: Command,
+  metadata: EventMetadata,
+): Promise<CommandResult<Event, State>> {
+  const result = await handleCommand(ctx.events, streamId, decider, command, metadata);
+  await awaitReadModels(ctx, result.position);
+  return result;
 }

@@ -1,6 +1,7 @@
 import { accountsProjection } from '../../projections/accounts.ts';
 import { envProjection } from '../../projections/env.ts';
 import { jobsProjection } from '../../projections/jobs.ts';
+import { limitsProjection } from '../../projections/limits.ts';
 import { pricesProjection } from '../../projections/prices.ts';
 import { studiosProjection } from '../../projections/studios.ts';
 import { tokensProjection } from '../../projections/tokens.ts';
@@ -16,4 +17,5 @@ export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
   jobsProjection,
   accountsProjection,
   pricesProjection,
+  limitsProjection,
 ];

@@ -38,6 +38,9 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/studios/tokens/apply',    401,   403,  403,   403,    401,     201],
   ['GET /v1/studios/tokens/list',      401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/tokens/revoke',   401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/limits/set',      401,   403,  403,   403,    401,     200],
+  ['GET /v1/studios/limits/list',      401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/limits/remove',   401,   403,  403,   403,    401,     200],
   ['GET /v1/env/list',                 401,   403,  403,   403,    401,     200],
   ['POST /v1/env/upsert',              401,   403,  403,   403,    401,     200],
   ['POST /v1/env/remove',              401,   403,  403,   403,    401,     200],
@@ -182,6 +185,18 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
       studio_id: await subjectStudio(fx, who),
     });
     return { path: '/v1/studios/tokens/revoke', body: { token_id: issued.json.token.id } };
+  },
+  'POST /v1/studios/limits/set': async (fx, who) => ({
+    path: '/v1/studios/limits/set',
+    body: { studio_id: await subjectStudio(fx, who), rpm: 1000 },
+  }),
+  'GET /v1/studios/limits/list': async (fx, who) => ({
+    path: `/v1/studios/limits/list?studio_id=${await subjectStudio(fx, who)}`,
+  }),
+  'POST /v1/studios/limits/remove': async (fx, who) => {
+    const studio_id = await subjectStudio(fx, who);
+    if (who === 'admin') await fx.admin('POST', '/v1/studios/limits/set', { studio_id, rpm: 1000 });
+    return { path: '/v1/studios/limits/remove', body: { studio_id } };
   },
   'GET /v1/env/list': async () => ({ path: '/v1/env/list' }),
   'POST /v1/env/upsert': async () => ({
