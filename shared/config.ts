@@ -37,6 +37,11 @@ const EnvSchema = z.object({
   ),
   DATABASE_URL: optionalString,
   KURRENTDB_URL: optionalString,
+  /** Rate-limit counters in Redis, shared by every gateway that names the same database. */
+  REDIS_URL: z.preprocess(
+    blankToUndefined,
+    z.url({ protocol: /^rediss?$/, error: 'REDIS_URL is a redis:// or rediss:// URL' }).optional(),
+  ),
   KAFKA_BROKERS: optionalString,
   /** Topic the forwarder publishes every event to (Kafka's legal topic names). */
   KAFKA_TOPIC: z.preprocess(
@@ -192,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     eventStore: e.STUDIO_EVENT_STORE,
     databaseUrl: e.DATABASE_URL,
     kurrentdbUrl: e.KURRENTDB_URL,
+    redisUrl: e.REDIS_URL,
     kafkaBrokers: e.KAFKA_BROKERS,
     kafkaTopic: e.KAFKA_TOPIC,
     kafkaClientId: e.KAFKA_CLIENT_ID,

@@ -1,4 +1,11 @@
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
+import {
+  CREATE_LEASES_TABLE,
+  LEASES_TABLE,
+  type LeaseStore,
+  memoryLeases,
+  postgresLeases,
+} from './leases.ts';
 
 /** A fixed-window counter per key: `points` per `durationS` seconds. */
 export interface CounterOptions {
@@ -8,12 +15,14 @@ export interface CounterOptions {
 }
 
 /**
- * Where rate-limit counters live. In memory they are this process's; in PostgreSQL every gateway
- * on the database counts against the same numbers, so N gateways do not allow N times as much.
+ * Where rate-limit counters live. In memory they are this process's; in PostgreSQL or Redis every
+ * gateway on the database counts against the same numbers, so N gateways do not allow N times as much.
  */
 export interface CounterStore {
-  readonly kind: 'memory' | 'postgres';
+  readonly kind: 'memory' | 'postgres' | 'redis';
   limiter(options: CounterOptions): RateLimiterAbstract;
+  /** Slots held at once (generations in flight), in the same place as the counters. */
+  readonly leases: LeaseStore;
   close(): Promise<void>;
 }
 
@@ -22,13 +31,14 @@ export function memoryCounters(): CounterStore {
     kind: 'memory',
     limiter: ({ name, points, durationS }) =>
       new RateLimiterMemory({ keyPrefix: name, points, duration: durationS }),
+    leases: memoryLeases(),
     close: async () => undefined,
   };
 }
 
 export const COUNTERS_TABLE = 'studio_rate_limits';
 
-/** Counters in one table of the database (created if missing), through a small pool of their own. */
+/** Counters and leases in tables of the database (created if missing), through a small pool of their own. */
 export async function postgresCounters(connectionString: string): Promise<CounterStore> {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString, max: 4 });
@@ -37,6 +47,7 @@ export async function postgresCounters(connectionString: string): Promise<Counte
     await pool.query(
       `CREATE TABLE IF NOT EXISTS ${COUNTERS_TABLE} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
     );
+    await pool.query(CREATE_LEASES_TABLE);
   } catch (error) {
     // Two processes creating it at once: the loser sees a duplicate type, and the table is there.
     if ((error as { code?: string }).code !== '23505') {
@@ -45,10 +56,11 @@ export async function postgresCounters(connectionString: string): Promise<Counte
     }
   }
   // Rows of keys that were never seen again; an hour after they expired they go.
-  const sweep = () =>
-    pool
-      .query(`DELETE FROM ${COUNTERS_TABLE} WHERE expire < $1`, [Date.now() - 3_600_000])
-      .catch(() => undefined);
+  const sweep = async () => {
+    const anHourAgo = Date.now() - 3_600_000;
+    await pool.query(`DELETE FROM ${COUNTERS_TABLE} WHERE expire < $1`, [anHourAgo]).catch(() => undefined);
+    await pool.query(`DELETE FROM ${LEASES_TABLE} WHERE expires_at < $1`, [anHourAgo]).catch(() => undefined);
+  };
   const sweeper = setInterval(sweep, 15 * 60_000).unref();
   void sweep();
   return {
@@ -65,6 +77,7 @@ export async function postgresCounters(connectionString: string): Promise<Counte
         duration: durationS,
       });
     },
+    leases: postgresLeases(pool),
     async close() {
       clearInterval(sweeper);
       await pool.end();
@@ -72,9 +85,20 @@ export async function postgresCounters(connectionString: string): Promise<Counte
   };
 }
 
-/** PostgreSQL when the gateway keeps its state there (shared by its processes), else memory. */
-export function openCounters(options: { eventStore: string; databaseUrl?: string }): Promise<CounterStore> {
+/**
+ * Redis when `REDIS_URL` is set; else PostgreSQL when the gateway keeps its state there (shared by
+ * its processes); else memory (the embedded store: one process).
+ */
+export async function openCounters(options: {
+  eventStore: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+}): Promise<CounterStore> {
+  if (options.redisUrl) {
+    const { redisCounters } = await import('./redis-counters.ts');
+    return redisCounters(options.redisUrl);
+  }
   const shared =
     (options.eventStore === 'postgres' || options.eventStore === 'kurrentdb') && options.databaseUrl;
-  return shared ? postgresCounters(options.databaseUrl!) : Promise.resolve(memoryCounters());
+  return shared ? postgresCounters(options.databaseUrl!) : memoryCounters();
 }

@@ -2,18 +2,21 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
 
-// The event-store adapters and kafkajs weigh tens of MB once loaded: a gateway loads only the ones
-// its configuration uses (shared/event-store/open.ts, services/forwarder/gateway.ts).
+// The event-store adapters, kafkajs and ioredis weigh tens of MB once loaded: a gateway loads only
+// the ones its configuration uses (shared/event-store/open.ts, services/forwarder/gateway.ts,
+// shared/rate-limit/counters.ts).
 
 const root = join(import.meta.dirname, '..', '..');
-const LIBRARIES = /\/node_modules\/(pg|pg-pool|@electric-sql\/pglite|@kurrent\/[^/]+|kafkajs)\//;
+const LIBRARIES = /\/node_modules\/(pg|pg-pool|@electric-sql\/pglite|@kurrent\/[^/]+|kafkajs|ioredis)\//;
+const redisUrl = await reachableRedis();
 
-async function librariesLoaded(store: 'memory' | 'pglite'): Promise<string[]> {
+async function librariesLoaded(store: 'memory' | 'pglite', redis?: string): Promise<string[]> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ['--import', 'tsx', 'test/support/loaded-modules.ts'],
-    { cwd: root, env: { ...process.env, LOADED_STORE: store } },
+    { cwd: root, env: { ...process.env, LOADED_STORE: store, LOADED_REDIS_URL: redis ?? '' } },
   );
   const urls: string[] = JSON.parse(stdout);
   expect(urls.some((url) => url.endsWith('/services/gateway/gateway.ts'))).toBe(true);
@@ -28,4 +31,11 @@ describe('a gateway loads only the libraries its configuration needs', () => {
   it('PGlite store, no Kafka: PGlite only', async () => {
     expect(await librariesLoaded('pglite')).toEqual(['@electric-sql/pglite']);
   });
+
+  it.skipIf(redisUrl === undefined)(
+    `memory store with REDIS_URL: ioredis only ${redisUrl ? '' : `(not run: ${redisUnavailableReason})`}`,
+    async () => {
+      expect(await librariesLoaded('memory', redisUrl)).toEqual(['ioredis']);
+    },
+  );
 });

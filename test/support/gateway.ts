@@ -15,6 +15,8 @@ export interface TestGatewayOptions {
   dataDir?: string;
   /** PostgreSQL: the database (e.g. from `freshPostgresDatabase()`). */
   databaseUrl?: string;
+  /** REDIS_URL: rate-limit counters in Redis (e.g. from `reachableRedis()`). */
+  redisUrl?: string;
   /** The process env the gateway sees (env list, model requirements). Default `{}`: nothing of this machine leaks in. */
   processEnv?: NodeJS.ProcessEnv;
   /** LOG_LEVEL of the gateway. Default `trace`, so every log line that can exist is captured. */
@@ -87,6 +89,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     STUDIO_EVENT_STORE: options.store,
     STUDIO_DATA_DIR: dataDir,
     DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
     ADMIN_SECRET_KEY: adminKey,
     STUDIO_MASTER_KEY: masterKey,
     STUDIO_GATEWAY_HOST: '127.0.0.1',

@@ -1,5 +1,6 @@
 /**
- * Starts a gateway (LOADED_STORE: memory or pglite) in this process, closes it, and prints the URL
+ * Starts a gateway (LOADED_STORE: memory or pglite; LOADED_REDIS_URL: its REDIS_URL, if any) in
+ * this process, closes it, and prints the URL
  * of every module loaded through `import` meanwhile, as JSON. Run in its own process:
  *   node --import tsx test/support/loaded-modules.ts
  */
@@ -30,6 +31,7 @@ const dataDir = await mkdtemp(join(tmpdir(), 'studio-loaded-'));
 try {
   const config = loadConfig({
     STUDIO_EVENT_STORE: process.env.LOADED_STORE ?? 'memory',
+    REDIS_URL: process.env.LOADED_REDIS_URL,
     STUDIO_DATA_DIR: dataDir,
     ADMIN_SECRET_KEY: `adm_${'k'.repeat(43)}`,
     STUDIO_MASTER_KEY: '0'.repeat(64),

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type CounterStore, memoryCounters, postgresCounters } from '../../shared/rate-limit/counters.ts';
+import { redisCounters } from '../../shared/rate-limit/redis-counters.ts';
+import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
+import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
+
+// Leases of generations in flight, on every counter store: at most `max` held at once per key,
+// also when two processes (two stores on one database) take them at the same instant; a lease
+// that is not renewed runs out, so a process that died gives its slots back.
+
+const database = await freshPostgresDatabase();
+const redisUrl = await reachableRedis();
+
+interface Kind {
+  name: string;
+  skip?: string;
+  /** Two stores over the same place, as two gateway processes would hold them. */
+  open(): Promise<[CounterStore, CounterStore]>;
+}
+
+const memory = memoryCounters();
+const KINDS: Kind[] = [
+  { name: 'memory', open: async () => [memory, memory] },
+  {
+    name: 'postgres',
+    skip: database ? undefined : postgresUnavailableReason,
+    open: async () => [await postgresCounters(database!.url), await postgresCounters(database!.url)],
+  },
+  {
+    name: 'redis',
+    skip: redisUrl ? undefined : redisUnavailableReason,
+    open: async () => [await redisCounters(redisUrl!), await redisCounters(redisUrl!)],
+  },
+];
+
+const opened: CounterStore[] = [];
+afterAll(async () => {
+  for (const store of new Set(opened)) await store.close();
+  await database?.drop();
+});
+
+describe.each(KINDS)('leases on $name', (kind) => {
+  const run = kind.skip ? it.skip : it;
+  const stores = async () => {
+    const pair = await kind.open();
+    opened.push(...pair);
+    return pair;
+  };
+  const key = () => `test-in-flight:${randomUUID()}`;
+
+  run('hands out at most max slots to requests racing from two processes', async () => {
+    const [a, b] = await stores();
+    const k = key();
+    const taken = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).leases.acquire(k, `lease-${i}`, 3, 10_000)),
+    );
+    expect(taken.filter(Boolean)).toHaveLength(3);
+  });
+
+  run('a released slot can be taken again, from the other process too', async () => {
+    const [a, b] = await stores();
+    const k = key();
+    expect(await a.leases.acquire(k, 'one', 1, 10_000)).toBe(true);
+    expect(await b.leases.acquire(k, 'two', 1, 10_000)).toBe(false);
+    await a.leases.release(k, 'one');
+    expect(await b.leases.acquire(k, 'two', 1, 10_000)).toBe(true);
+  });
+
+  run('a lease not renewed runs out; a renewed one holds', async () => {
+    const [a, b] = await stores();
+    const lapsing = key();
+    const renewed = key();
+    expect(await a.leases.acquire(lapsing, 'dead', 1, 50)).toBe(true);
+    expect(await a.leases.acquire(renewed, 'alive', 1, 50)).toBe(true);
+    await a.leases.renew(renewed, 'alive', 60_000);
+    await sleep(150);
+    expect(await b.leases.acquire(lapsing, 'next', 1, 10_000)).toBe(true);
+    expect(await b.leases.acquire(renewed, 'next', 1, 10_000)).toBe(false);
+  });
+});
