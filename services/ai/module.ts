@@ -10,7 +10,7 @@ import { streamAction, textAction } from './actions/text.ts';
 import { usageAction } from './actions/usage.ts';
 import { Catalog } from './catalog.ts';
 import type { AiDeps } from './deps.ts';
-import { NO_RATE_LIMITS } from './governance/rate-limits.ts';
+import { StudioRateLimits } from './governance/rate-limiter.ts';
 import { JobWorker } from './jobs/worker.ts';
 import { PriceBook } from './prices/price-book.ts';
 import { builtinAiProviders } from './providers/index.ts';
@@ -47,7 +47,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     catalog,
     env,
     usage,
-    limits: NO_RATE_LIMITS,
+    limits: new StudioRateLimits(gw),
     jobs,
     prices,
     dataDir: options.dataDir,

@@ -58,13 +58,14 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
   let counters: CounterStore | undefined;
   try {
     const keys = await loadKeys(config);
+    // Before the store: a counter store that cannot be reached (REDIS_URL) leaves nothing open.
+    counters = await openCounters(config);
     const store = await openStore({
       kind: config.eventStore,
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
       hooks: options.storeHooks,
     });
-    counters = await openCounters(config);
     const projections = new ProjectionRunner(
       store.events,
       store.checkpoints,

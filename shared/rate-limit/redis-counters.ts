@@ -47,13 +47,16 @@ export async function redisCounters(url: string): Promise<CounterStore> {
   const { Redis } = await import('ioredis');
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 5_000 });
   // Failures surface on the commands that meet them; the client reconnects by itself.
-  client.on('error', () => undefined);
+  let lastError: { code?: string; message: string } | undefined;
+  client.on('error', (error: Error) => {
+    lastError = error;
+  });
   try {
     await client.connect();
   } catch (error) {
     client.disconnect();
-    const code = (error as { code?: string }).code ?? (error as Error).message;
-    throw new Error(`Redis at ${redactUrl(url)} cannot be reached (${code})`);
+    const cause: { code?: string; message: string } = lastError ?? (error as Error);
+    throw new Error(`Redis at ${redactUrl(url)} cannot be reached (${cause.code ?? cause.message})`);
   }
   return {
     kind: 'redis',

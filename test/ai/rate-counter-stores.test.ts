@@ -80,3 +80,11 @@ describe.each(KINDS)('leases on $name', (kind) => {
     expect(await b.leases.acquire(renewed, 'next', 1, 10_000)).toBe(false);
   });
 });
+
+describe('REDIS_URL that no Redis answers', () => {
+  it('fails the start with the address named and its password masked', async () => {
+    await expect(redisCounters('redis://:hunter2-secret@127.0.0.1:1/0')).rejects.toThrow(
+      /^Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/0 cannot be reached \(ECONNREFUSED\)$/,
+    );
+  });
+});
