@@ -1,4 +1,5 @@
 import { accountsProjection } from '../../projections/accounts.ts';
+import { budgetsProjection } from '../../projections/budgets.ts';
 import { envProjection } from '../../projections/env.ts';
 import { jobsProjection } from '../../projections/jobs.ts';
 import { pricesProjection } from '../../projections/prices.ts';
@@ -16,4 +17,5 @@ export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
   jobsProjection,
   accountsProjection,
   pricesProjection,
+  budgetsProjection,
 ];

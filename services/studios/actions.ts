@@ -6,6 +6,7 @@ import { handleCommand } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
 import { type ActionContext, defineAction, defineService } from '../../shared/http/action.ts';
+import { budgetActions } from './budget-actions.ts';
 import { type StudioCommand, studioDecider, studioStreamId } from './studio.ts';
 import { studioId } from './studio-id.ts';
 
@@ -167,6 +168,7 @@ export function studiosService(gw: GatewayContext) {
           return { token: tokens().byId.get(token_id) };
         },
       }),
+      ...budgetActions(gw),
     ],
   });
 }

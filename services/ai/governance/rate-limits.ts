@@ -1,5 +1,5 @@
 import type { Identity } from '../../../shared/http/identity.ts';
-import type { GenerationAsk } from '../generation.ts';
+import type { GenerationAsk } from '../generation-ask.ts';
 
 /** A generation let through the rate limits: the headers that tell its client where it stands. */
 export interface RatePermit {
