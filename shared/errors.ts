@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   origin_not_allowed: 403,
   studio_mismatch: 403,
   studio_paused: 403,
+  /** The token is limited to other models than the one asked for. */
+  model_not_allowed: 403,
   path_outside_workspace: 403,
   not_found: 404,
   model_not_found: 404,

@@ -69,7 +69,7 @@ async function run(
   const { handler } = action(deps);
   const server = createServer((req, res) => {
     const ctx = {
-      identity: { kind: 'user', studioId: 'acme', tokenId: 'tok_1' },
+      identity: { kind: 'user', studioId: 'acme', tokenId: 'tok_1', models: null },
       requestId: 'req_1',
       metadata: { actor: 'test' },
       signal: new AbortController().signal,

@@ -8,6 +8,7 @@ import { ApiError } from '../../../shared/errors.ts';
 import { awaitReadModels } from '../../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
+import { assertModelAllowed } from '../governance/model-access.ts';
 import { jobDecider, jobStreamId } from '../jobs/job.ts';
 import { servedMediaType } from '../jobs/media-types.ts';
 
@@ -63,6 +64,8 @@ export function videoAction(deps: AiDeps) {
       if (ctx.identity.kind !== 'user')
         throw new ApiError('forbidden', 'video jobs belong to a studio: use a user token');
       const { model } = deps.catalog.resolve(input.model, 'video');
+      // A job is queued, not started: the one route that passes no Generation.start on its way upstream.
+      assertModelAllowed(ctx.identity, model.id);
       const { studio_id: _studio, model: _model, ...request } = input;
       const jobId = newId('job');
       const result = await handleCommand(
