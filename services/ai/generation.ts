@@ -25,7 +25,6 @@ export class Generation {
   /** The price in force when the generation started: a later change does not reach it. */
   readonly #price: Price;
   #done = false;
-
   readonly #startedAt = new Date().toISOString();
 
   private constructor(
@@ -126,7 +125,7 @@ export class Generation {
       costMicroUsd: costMicroUsd(this.#price, used),
       latencyMs: Math.round(performance.now() - this.#started),
       status,
-      startedAt: this.#startedAt,
+      startedAt: this.reservation?.startedAt ?? this.#startedAt,
       ...(this.reservation ? { reservationId: this.reservation.reservationId } : {}),
     };
   }

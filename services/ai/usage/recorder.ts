@@ -46,7 +46,11 @@ export interface ReserveRequest extends Omit<ReservationRequest, 'now'> {
 
 export type ReserveOutcome =
   | { kind: 'unbudgeted' }
-  | (Extract<ReservationDecision, { kind: 'reserved' }> & { reservationId: string })
+  | (Extract<ReservationDecision, { kind: 'reserved' }> & {
+      reservationId: string;
+      /** The instant the budgets were weighed at: the generation's start, for its windows. */
+      startedAt: string;
+    })
   | Extract<ReservationDecision, { kind: 'refused' }>;
 
 type Submission =
@@ -252,7 +256,7 @@ function decideBatch(
         expiresAt: new Date(clock.getTime() + request.leaseMs).toISOString(),
       },
     });
-    return { ...decision, reservationId };
+    return { ...decision, reservationId, startedAt: now };
   });
   for (const rule of rules) {
     if (rule.mode !== 'soft') continue;
