@@ -80,10 +80,7 @@ export class Generation {
         : ({ kind: 'unbudgeted' } as const);
     if (outcome.kind === 'refused') {
       permit.release(0);
-      throw new ApiError(
-        'budget_exceeded',
-        `the ${outcome.rule.tokenId === null ? "studio's" : "token's"} ${outcome.rule.window} budget of ${dollars(outcome.rule.amountMicroUsd)} has ${dollars(outcome.availableMicroUsd)} left; this generation needs at least ${dollars(outcome.neededMicroUsd)}`,
-      );
+      throw budgetRefusal(outcome);
     }
     const reserved = outcome.kind === 'reserved' ? outcome : undefined;
     // The cap goes upstream when the budget lowered it, or when it bounds a model of unknown limit.
@@ -175,6 +172,15 @@ export class Generation {
       throw error;
     }
   }
+}
+
+/** 402 `budget_exceeded`, saying which budget refused and by how much. */
+export function budgetRefusal(outcome: Extract<ReserveOutcome, { kind: 'refused' }>): ApiError {
+  const { rule } = outcome;
+  return new ApiError(
+    'budget_exceeded',
+    `the ${rule.tokenId === null ? "studio's" : "token's"} ${rule.window} budget of ${dollars(rule.amountMicroUsd)} has ${dollars(outcome.availableMicroUsd)} left; this generation needs at least ${dollars(outcome.neededMicroUsd)}`,
+  );
 }
 
 const dollars = (micro: number) => `$${(micro / 1_000_000).toFixed(6).replace(/0{1,4}$/, '')}`;

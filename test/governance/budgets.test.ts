@@ -228,6 +228,38 @@ describe('hard budgets', () => {
   });
 });
 
+describe('hard budgets on video jobs', () => {
+  it('reserve when the job is queued and settle when it ends; refuse one the budget cannot pay', async () => {
+    // dev/video costs 0.05 a second; a job without `seconds` is 4 s: 0.20.
+    const poor = await budgeted({ amount_usd: 0.1 });
+    const refused = await gw.api('POST', '/v1/ai/video', {
+      token: poor.token,
+      body: { model: 'dev/video', prompt: 'waves' },
+    });
+    expectApiError(refused, 402, 'budget_exceeded');
+
+    const { id, token } = await budgeted({ amount_usd: 1 });
+    const queued = await gw.api('POST', '/v1/ai/video', {
+      token,
+      body: { model: 'dev/video', prompt: 'waves' },
+    });
+    expect(queued.status).toBe(202);
+    for (let i = 0; i < 200; i++) {
+      const job = await gw.api('GET', `/v1/ai/jobs/get?id=${queued.json.job.id}`, { token });
+      if (job.json.job.status === 'completed') break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    let budget = (await listBudgets(id))[0];
+    for (let i = 0; i < 200 && budget.spent_usd === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      budget = (await listBudgets(id))[0];
+    }
+    expect(budget).toMatchObject({ spent_usd: 0.2, reserved_usd: 0, remaining_usd: 0.8 });
+    const types = (await gw.running.ctx.events.readStream(`usage-${id}`)).map((e) => e.type);
+    expect(types).toEqual(['BudgetReserved', 'GenerationCompleted']);
+  });
+});
+
 describe('soft budgets', () => {
   it('let generations through and record BudgetExceeded once per window', async () => {
     const { id, token } = await budgeted({ amount_usd: 0.000_01, mode: 'soft' });
