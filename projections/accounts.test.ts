@@ -1,30 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { AccountEvent } from '../services/accounts/account.ts';
-import type { Stored } from '../shared/projections/projection.ts';
+import { foldThroughSnapshot } from '../shared/projections/fold.ts';
 import { type AccountsState, accountsProjection, emailKey, identityKey } from './accounts.ts';
 
 /** Given these events (one stream per account), the read model is… */
-function given(events: AccountEvent[]): AccountsState {
-  const state = accountsProjection.initialState();
-  const revisions = new Map<string, number>();
-  events.forEach((event, i) => {
-    const streamId = `account-${(event.data as { accountId: string }).accountId}`;
-    const revision = (revisions.get(streamId) ?? -1) + 1;
-    revisions.set(streamId, revision);
-    const stored = {
-      ...event,
-      id: `e${i}`,
-      streamId,
-      revision,
-      position: i + 1,
-      metadata: { actor: 'admin' },
-      createdAt: new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString(),
-    } as Stored<AccountEvent>;
-    if (accountsProjection.handles.includes(event.type)) accountsProjection.apply(state, stored);
-  });
-  // what is used is what a snapshot gives back, through plain JSON
-  return accountsProjection.fromSnapshot(JSON.parse(JSON.stringify(accountsProjection.toSnapshot(state))));
-}
+const given = (events: AccountEvent[]): AccountsState =>
+  foldThroughSnapshot(
+    accountsProjection,
+    events,
+    (event) => `account-${(event.data as { accountId: string }).accountId}`,
+  );
 
 const created = (accountId: string, email: string | null, studioId = 'acme'): AccountEvent => ({
   type: 'AccountCreated',

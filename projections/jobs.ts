@@ -1,4 +1,4 @@
-import type { JobEvent, JobResult, JobStatus } from '../services/ai/jobs/job.ts';
+import type { JobEvent, JobReservation, JobResult, JobStatus } from '../services/ai/jobs/job.ts';
 import { JOB_EVENT_TYPES } from '../services/ai/jobs/job.ts';
 import { defineProjection } from '../shared/projections/projection.ts';
 import { entriesOf, mapOf } from '../shared/projections/snapshot.ts';
@@ -15,6 +15,8 @@ export interface JobRecord {
   upstream_id: string | null;
   result: JobResult | null;
   error: string | null;
+  /** What a hard budget set aside for the job, or null. */
+  reservation: JobReservation | null;
   created_at: string;
   updated_at: string;
 }
@@ -23,7 +25,7 @@ export type JobsState = Map<string, JobRecord>;
 
 export const jobsProjection = defineProjection<JobsState, JobEvent>({
   name: 'jobs',
-  schemaVersion: 2,
+  schemaVersion: 3,
   handles: JOB_EVENT_TYPES,
   initialState: () => new Map(),
   toSnapshot: entriesOf,
@@ -41,6 +43,7 @@ export const jobsProjection = defineProjection<JobsState, JobEvent>({
         status: 'queued',
         progress: 0,
         request: d.request,
+        reservation: d.reservation ?? null,
         upstream_id: null,
         result: null,
         error: null,

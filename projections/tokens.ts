@@ -11,6 +11,8 @@ export interface TokenRecord {
   created_at: string;
   expires_at: string | null;
   revoked_at: string | null;
+  /** The models it may call (ids or `*` patterns); null: every model. */
+  models: readonly string[] | null;
 }
 
 export interface TokensState {
@@ -21,7 +23,8 @@ export interface TokensState {
 
 export const tokensProjection = defineProjection<TokensState, StudioEvent>({
   name: 'tokens',
-  schemaVersion: 2,
+  // 3: records carry `models`.
+  schemaVersion: 3,
   handles: ['TokenIssued', 'TokenRevoked'],
   initialState: () => ({ byId: new Map(), byHash: new Map() }),
   toSnapshot: (state) => ({ byId: entriesOf(state.byId), byHash: entriesOf(state.byHash) }),
@@ -32,7 +35,7 @@ export const tokensProjection = defineProjection<TokensState, StudioEvent>({
   apply(state, event) {
     switch (event.type) {
       case 'TokenIssued': {
-        const { tokenId, studioId, name, prefix, tokenHash, expiresAt } = event.data;
+        const { tokenId, studioId, name, prefix, tokenHash, expiresAt, models } = event.data;
         state.byId.set(tokenId, {
           id: tokenId,
           studio_id: studioId,
@@ -41,6 +44,8 @@ export const tokensProjection = defineProjection<TokensState, StudioEvent>({
           created_at: event.createdAt,
           expires_at: expiresAt,
           revoked_at: null,
+          // Tokens issued before they could be limited have no `models`: every model.
+          models: models ? [...models] : null,
         });
         state.byHash.set(tokenHash, tokenId);
         return;

@@ -1,4 +1,4 @@
-import type { UsageEvent } from '../services/ai/usage/events.ts';
+import type { GenerationEvent } from '../services/ai/usage/events.ts';
 import { USAGE_EVENT_TYPES } from '../services/ai/usage/events.ts';
 import { defineProjection } from '../shared/projections/projection.ts';
 import { type Entries, entriesOf, mapOf } from '../shared/projections/snapshot.ts';
@@ -29,7 +29,7 @@ function entry<V>(map: Map<string, V>, key: string, make: () => V): V {
   return value;
 }
 
-export const usageProjection = defineProjection<UsageState, UsageEvent>({
+export const usageProjection = defineProjection<UsageState, GenerationEvent>({
   name: 'usage',
   schemaVersion: 3,
   handles: USAGE_EVENT_TYPES,

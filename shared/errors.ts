@@ -4,11 +4,15 @@ export const ERROR_STATUS = {
   validation_failed: 400,
   malformed_request: 400,
   unauthenticated: 401,
+  /** A hard budget cannot pay for the generation. */
+  budget_exceeded: 402,
   forbidden: 403,
   host_not_allowed: 403,
   origin_not_allowed: 403,
   studio_mismatch: 403,
   studio_paused: 403,
+  /** The token is limited to other models than the one asked for. */
+  model_not_allowed: 403,
   path_outside_workspace: 403,
   not_found: 404,
   model_not_found: 404,
@@ -34,6 +38,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 const ERROR_TYPE: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
+  402: 'insufficient_quota',
   403: 'permission_error',
   404: 'not_found_error',
   405: 'invalid_request_error',

@@ -37,6 +37,7 @@ export async function signIn(
       prefix: userToken.slice(0, 8),
       tokenHash: sha256Hex(userToken),
       expiresAt,
+      models: null,
     },
     ctx,
   );

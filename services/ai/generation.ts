@@ -2,25 +2,18 @@ import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
 import { tenantOf } from './call-context.ts';
 import type { AiDeps } from './deps.ts';
+import type { GenerationAsk } from './generation-ask.ts';
 import { assertModelAllowed } from './governance/model-access.ts';
 import type { RatePermit } from './governance/rate-limits.ts';
 import { type Consumption, costMicroUsd, type Price } from './prices/price.ts';
-import type { Modality } from './providers/types.ts';
+import type { Modality, ModelDefinition } from './providers/types.ts';
+import type { ReserveOutcome } from './usage/recorder.ts';
 
-/** What a generation may consume, known before its upstream call: what budgets and limits weigh. */
-export interface GenerationAsk {
-  /** At least as many tokens as the model will read: the UTF-8 bytes of its input text. */
-  inputTokensAtMost: number;
-  /** The output cap the client asked for (`max_tokens`), if it asked. */
-  maxOutputTokens?: number;
-  images?: number;
-  audioSeconds?: number;
-  videoSeconds?: number;
-}
-
-/** An upper bound on the tokens of a text: a token is at least one UTF-8 byte. */
-export const tokensAtMost = (...texts: string[]) =>
-  texts.reduce((sum, text) => sum + Buffer.byteLength(text, 'utf8'), 0);
+/** How long a reservation holds when its generation never settles it: longer than any answer takes. */
+const RESERVATION_LEASE_MS = 60 * 60_000;
+/** The output cap a budget assumes for a model whose limit is not known, unless the client sets one. */
+export const ASSUMED_OUTPUT_LIMIT = 4_096;
+const PRODUCES_TOKENS: ReadonlySet<Modality> = new Set(['text', 'stream', 'chat']);
 
 /**
  * One generation, from admission to its usage event. `start` passes the gates a generation meets
@@ -32,6 +25,7 @@ export class Generation {
   /** The price in force when the generation started: a later change does not reach it. */
   readonly #price: Price;
   #done = false;
+  readonly #startedAt = new Date().toISOString();
 
   private constructor(
     private readonly deps: Pick<AiDeps, 'usage'>,
@@ -39,27 +33,80 @@ export class Generation {
     private readonly model: string,
     private readonly modality: Modality,
     private readonly permit: RatePermit,
+    price: Price,
+    private readonly reservation: Extract<ReserveOutcome, { kind: 'reserved' }> | undefined,
+    /** The cap to send upstream in place of the client's, when the budget lowered it. */
+    readonly outputCap: number | undefined,
   ) {
-    this.#price = deps.usage.priceOf(model);
+    this.#price = price;
   }
 
-  /** Admits a generation or throws the 4xx that refuses it; nothing has gone upstream yet. */
+  /**
+   * Admits a generation or throws the 4xx that refuses it, before anything goes upstream: the
+   * model must be one the identity may call, the rate limits must let it through, and the hard
+   * budgets must be able to pay for its worst case, which is then reserved.
+   */
   static async start(
     deps: Pick<AiDeps, 'usage' | 'limits'>,
     ctx: ActionContext,
-    model: string,
+    model: ModelDefinition,
     modality: Modality,
     ask: GenerationAsk,
   ): Promise<Generation> {
-    assertModelAllowed(ctx.identity, model);
+    assertModelAllowed(ctx.identity, model.id);
     const permit = await deps.limits.admit(ctx.identity, ask);
     for (const [name, value] of Object.entries(permit.headers)) ctx.res.setHeader(name, value);
-    return new Generation(deps, ctx, model, modality, permit);
+    const price = deps.usage.priceOf(model.id);
+    const identity = ctx.identity;
+    const producesTokens = PRODUCES_TOKENS.has(modality);
+    const outputLimit = producesTokens ? (model.maxOutputTokens ?? ASSUMED_OUTPUT_LIMIT) : 0;
+    const outcome =
+      identity.kind === 'user'
+        ? await deps.usage
+            .reserve({
+              studioId: identity.studioId,
+              tokenId: identity.tokenId,
+              requestId: ctx.requestId,
+              model: model.id,
+              price,
+              ask,
+              outputLimit,
+              leaseMs: RESERVATION_LEASE_MS,
+            })
+            .catch((error: unknown) => {
+              permit.release(0);
+              throw error;
+            })
+        : ({ kind: 'unbudgeted' } as const);
+    if (outcome.kind === 'refused') {
+      permit.release(0);
+      throw budgetRefusal(outcome);
+    }
+    const reserved = outcome.kind === 'reserved' ? outcome : undefined;
+    // The cap goes upstream when the budget lowered it, or when it bounds a model of unknown limit.
+    const capped =
+      reserved !== undefined &&
+      producesTokens &&
+      (reserved.outputTokens < (ask.maxOutputTokens ?? outputLimit) ||
+        (ask.maxOutputTokens === undefined && model.maxOutputTokens === undefined));
+    return new Generation(
+      deps,
+      ctx,
+      model.id,
+      modality,
+      permit,
+      price,
+      reserved,
+      capped ? reserved.outputTokens : undefined,
+    );
   }
 
-  /** The output cap to send upstream: the client's own. */
-  get outputCap(): number | undefined {
-    return undefined;
+  /**
+   * Whether `outputTokens` of output are still within what was reserved: a stream whose upstream
+   * goes past the cap it was sent is cut off there. Always true without a hard budget.
+   */
+  allowsOutput(outputTokens: number): boolean {
+    return this.reservation === undefined || outputTokens <= this.reservation.outputTokens;
   }
 
   #data(used: Consumption, status: number) {
@@ -75,6 +122,8 @@ export class Generation {
       costMicroUsd: costMicroUsd(this.#price, used),
       latencyMs: Math.round(performance.now() - this.#started),
       status,
+      startedAt: this.reservation?.startedAt ?? this.#startedAt,
+      ...(this.reservation ? { reservationId: this.reservation.reservationId } : {}),
     };
   }
 
@@ -124,6 +173,17 @@ export class Generation {
     }
   }
 }
+
+/** 402 `budget_exceeded`, saying which budget refused and by how much. */
+export function budgetRefusal(outcome: Extract<ReserveOutcome, { kind: 'refused' }>): ApiError {
+  const { rule } = outcome;
+  return new ApiError(
+    'budget_exceeded',
+    `the ${rule.tokenId === null ? "studio's" : "token's"} ${rule.window} budget of ${dollars(rule.amountMicroUsd)} has ${dollars(outcome.availableMicroUsd)} left; this generation needs at least ${dollars(outcome.neededMicroUsd)}`,
+  );
+}
+
+const dollars = (micro: number) => `$${(micro / 1_000_000).toFixed(6).replace(/0{1,4}$/, '')}`;
 
 /** Rough token count when an upstream reports none: about four characters a token. */
 export const estimateTokens = (text: string) => Math.ceil(text.length / 4);

@@ -1,3 +1,4 @@
+import { budgetsProjection } from '../../projections/budgets.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineService, type EnvRequirement } from '../../shared/http/action.ts';
 import { EnvReader } from '../env/reader.ts';
@@ -40,7 +41,11 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
   const env = new EnvReader(gw);
   const catalog = new Catalog(providers, env);
   const prices = new PriceBook(gw);
-  const usage = new UsageRecorder(gw.events, gw.logger, prices);
+  const budgets = () => gw.projections.state(budgetsProjection);
+  const usage = new UsageRecorder(gw.events, gw.logger, prices, {
+    rulesOf: (studioId) => [...(budgets().get(studioId)?.rules.values() ?? [])],
+    ledgerOf: (studioId) => budgets().get(studioId)?.ledger,
+  });
   const jobs = new JobWorker(gw, catalog, env, usage, options.dataDir, options.jobPollMs);
   const deps: AiDeps = {
     gw,

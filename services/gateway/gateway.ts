@@ -127,6 +127,7 @@ export function tokenLookup(ctx: GatewayContext): TokenLookup {
         revoked: token.revoked_at !== null,
         expiresAt: token.expires_at,
         studioStatus: studio?.status ?? 'removed',
+        models: token.models,
       };
     },
   };

@@ -1,4 +1,5 @@
 import { accountsProjection } from '../../projections/accounts.ts';
+import { budgetsProjection } from '../../projections/budgets.ts';
 import { envProjection } from '../../projections/env.ts';
 import { jobsProjection } from '../../projections/jobs.ts';
 import { limitsProjection } from '../../projections/limits.ts';
@@ -17,5 +18,6 @@ export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
   jobsProjection,
   accountsProjection,
   pricesProjection,
+  budgetsProjection,
   limitsProjection,
 ];

@@ -44,6 +44,7 @@ export async function provisionLocalToken(gw: GatewayContext, dataDir: string): 
       prefix: token.slice(0, 8),
       tokenHash: sha256Hex(token),
       expiresAt: null,
+      models: null,
     },
     metadata,
   );

@@ -6,6 +6,8 @@ import { handleCommand } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
 import { type ActionContext, defineAction, defineService } from '../../shared/http/action.ts';
+import { modelPatterns } from '../../shared/model-patterns.ts';
+import { budgetActions } from './budget-actions.ts';
 import { limitActions } from './limit-actions.ts';
 import { type StudioCommand, studioDecider, studioStreamId } from './studio.ts';
 import { studioId } from './studio-id.ts';
@@ -110,13 +112,15 @@ export function studiosService(gw: GatewayContext) {
         method: 'POST',
         identities: admin,
         status: 201,
-        summary: 'Issue a user token for a studio; the token is shown once',
+        summary: 'Issue a user token for a studio, for every model or some; the token is shown once',
         input: z.strictObject({
           studio_id: studioId,
           name: z.string().trim().min(1).max(200).optional(),
           expires_in_s: z.number().int().positive().max(MAX_TOKEN_LIFETIME_S).optional(),
+          /** Model ids or `*` patterns the token may call; left out or null: every model. */
+          models: modelPatterns.nullable().optional(),
         }),
-        handler: async ({ studio_id, name, expires_in_s }, ctx) => {
+        handler: async ({ studio_id, name, expires_in_s, models }, ctx) => {
           const userToken = newUserToken();
           const tokenId = newId('tok');
           const expiresAt =
@@ -130,6 +134,7 @@ export function studiosService(gw: GatewayContext) {
               prefix: userToken.slice(0, 8),
               tokenHash: sha256Hex(userToken),
               expiresAt,
+              models: models ?? null,
             },
             ctx,
           ).catch((error: unknown) => {
@@ -168,6 +173,7 @@ export function studiosService(gw: GatewayContext) {
           return { token: tokens().byId.get(token_id) };
         },
       }),
+      ...budgetActions(gw),
       ...limitActions(gw),
     ],
   });

@@ -20,6 +20,11 @@ export type StudioEvent =
         /** SHA-256 of the token, hex. The token itself is never stored. */
         tokenHash: string;
         expiresAt: string | null;
+        /**
+         * The models the token may call (ids or `*` patterns); null: every model. Absent from
+         * tokens issued before tokens could be limited, which may call every model.
+         */
+        models?: readonly string[] | null;
       };
     }
   | {
@@ -40,6 +45,7 @@ export type StudioCommand =
       prefix: string;
       tokenHash: string;
       expiresAt: string | null;
+      models: readonly string[] | null;
     }
   | { type: 'RevokeToken'; studioId: string; tokenId: string };
 
@@ -95,8 +101,10 @@ function decide(command: StudioCommand, state: StudioState): StudioEvent[] {
       if (removed) throw new DomainError('conflict', `studio ${studioId} is removed`);
       if (state.tokens.has(command.tokenId))
         throw new DomainError('conflict', `token ${command.tokenId} already exists`);
-      const { tokenId, name, prefix, tokenHash, expiresAt } = command;
-      return [{ type: 'TokenIssued', data: { studioId, tokenId, name, prefix, tokenHash, expiresAt } }];
+      const { tokenId, name, prefix, tokenHash, expiresAt, models } = command;
+      return [
+        { type: 'TokenIssued', data: { studioId, tokenId, name, prefix, tokenHash, expiresAt, models } },
+      ];
     }
     case 'RevokeToken': {
       const token = state.tokens.get(command.tokenId);

@@ -5,7 +5,10 @@ import { type StudioCommand, type StudioEvent, studioDecider } from './studio.ts
 const spec = deciderSpec(studioDecider);
 const id = 'acme';
 const created: StudioEvent = { type: 'StudioCreated', data: { studioId: id, name: 'Acme' } };
-const issue = (tokenId: string): Extract<StudioCommand, { type: 'IssueToken' }> => ({
+const issue = (
+  tokenId: string,
+  models: readonly string[] | null = null,
+): Extract<StudioCommand, { type: 'IssueToken' }> => ({
   type: 'IssueToken',
   studioId: id,
   tokenId,
@@ -13,9 +16,10 @@ const issue = (tokenId: string): Extract<StudioCommand, { type: 'IssueToken' }> 
   prefix: 'stk_abcd',
   tokenHash: 'a'.repeat(64),
   expiresAt: '2030-01-01T00:00:00.000Z',
+  models,
 });
-const issued = (tokenId: string): StudioEvent => {
-  const { type: _type, ...data } = issue(tokenId);
+const issued = (tokenId: string, models: readonly string[] | null = null): StudioEvent => {
+  const { type: _type, ...data } = issue(tokenId, models);
   return { type: 'TokenIssued', data };
 };
 const revoked = (tokenId: string, reason: 'revoked' | 'studio_removed' = 'revoked'): StudioEvent => ({
@@ -29,6 +33,22 @@ describe('studio decider: tokens', () => {
       .given([created])
       .when(issue('t1'))
       .thenEmits([issued('t1')]);
+  });
+
+  it('issues a token limited to some models, which its event names', () => {
+    spec
+      .given([created])
+      .when(issue('t1', ['dev/*', 'openai/gpt-4o-mini']))
+      .thenEmits([issued('t1', ['dev/*', 'openai/gpt-4o-mini'])]);
+  });
+
+  it('a token issued before tokens could be limited (no models in its event) is revoked like any other', () => {
+    const { models: _models, ...old } = issue('t1');
+    const { type: _type, ...data } = old;
+    spec
+      .given([created, { type: 'TokenIssued', data }])
+      .when({ type: 'RevokeToken', studioId: id, tokenId: 't1' })
+      .thenEmits([revoked('t1')]);
   });
 
   it('issues tokens for a paused studio (they answer studio_paused until it is activated)', () => {

@@ -13,6 +13,7 @@ const add = (token: string, patch: Partial<NonNullable<ReturnType<TokenLookup['f
     revoked: false,
     expiresAt: null,
     studioStatus: 'active',
+    models: null,
     ...patch,
   });
 add(live);
@@ -38,7 +39,23 @@ describe('Authenticator', () => {
   });
 
   it('a live token is a user of its studio', () => {
-    expect(auth.identify(`Bearer ${live}`)).toEqual({ kind: 'user', tokenId: 't', studioId: 's' });
+    expect(auth.identify(`Bearer ${live}`)).toEqual({
+      kind: 'user',
+      tokenId: 't',
+      studioId: 's',
+      models: null,
+    });
+  });
+
+  it('a token limited to some models carries them in its identity', () => {
+    const limited = newUserToken();
+    add(limited, { tokenId: 'l', models: ['dev/*'] });
+    expect(auth.identify(`Bearer ${limited}`)).toEqual({
+      kind: 'user',
+      tokenId: 'l',
+      studioId: 's',
+      models: ['dev/*'],
+    });
   });
 
   it.each([

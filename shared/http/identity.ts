@@ -4,7 +4,13 @@ import { ApiError } from '../errors.ts';
 export type Identity =
   | { kind: 'guest' }
   | { kind: 'admin' }
-  | { kind: 'user'; tokenId: string; studioId: string };
+  | {
+      kind: 'user';
+      tokenId: string;
+      studioId: string;
+      /** The models this token may call (ids or `*` patterns, shared/model-patterns.ts); null: every model. */
+      models: readonly string[] | null;
+    };
 
 export type IdentityKind = Identity['kind'];
 
@@ -15,10 +21,15 @@ export type IdentityKind = Identity['kind'];
  */
 export interface TokenLookup {
   /** The token with this SHA-256, its studio's status, or undefined when no such token was issued. */
-  findByHash(
-    hash: string,
-  ):
-    | { tokenId: string; studioId: string; revoked: boolean; expiresAt: string | null; studioStatus: string }
+  findByHash(hash: string):
+    | {
+        tokenId: string;
+        studioId: string;
+        revoked: boolean;
+        expiresAt: string | null;
+        studioStatus: string;
+        models: readonly string[] | null;
+      }
     | undefined;
 }
 
@@ -48,7 +59,7 @@ export class Authenticator {
       throw new ApiError('unauthenticated', 'the studio of this token was removed');
     if (token.studioStatus === 'paused')
       throw new ApiError('studio_paused', 'the studio of this token is paused');
-    return { kind: 'user', tokenId: token.tokenId, studioId: token.studioId };
+    return { kind: 'user', tokenId: token.tokenId, studioId: token.studioId, models: token.models };
   }
 }
 

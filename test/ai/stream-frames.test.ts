@@ -62,13 +62,14 @@ async function run(
         usage.push(event);
       },
       priceOf: () => FREE,
+      reserve: async () => ({ kind: 'unbudgeted' }),
     },
     limits: NO_RATE_LIMITS,
   } as unknown as AiDeps;
   const { handler } = action(deps);
   const server = createServer((req, res) => {
     const ctx = {
-      identity: { kind: 'user', studioId: 'acme', tokenId: 'tok_1' },
+      identity: { kind: 'user', studioId: 'acme', tokenId: 'tok_1', models: null },
       requestId: 'req_1',
       metadata: { actor: 'test' },
       signal: new AbortController().signal,
@@ -133,7 +134,7 @@ describe('POST /v1/ai/stream', () => {
     const { body, usage } = await run(streamAction, input, ending.slice(0, 1), true);
     expect(body).toBe(`event: delta\ndata: {"text":"Hel"}\n\nevent: error\ndata: ${brokeOff}\n\n`);
     expect(recorded(usage)).toEqual([
-      { type: 'GenerationFailed', status: 500, inputTokens: 0, outputTokens: 0, errorCode: 'internal_error' },
+      { type: 'GenerationFailed', status: 500, inputTokens: 3, outputTokens: 1, errorCode: 'internal_error' },
     ]);
   });
 });
@@ -159,7 +160,7 @@ describe('POST /v1/ai/chat/completions, streamed', () => {
     const { body, usage } = await run(chatCompletionsAction, input, ending.slice(0, 1), true);
     expect(body).toBe(`${frame(ending[0]!)}data: ${brokeOff}\n\n`);
     expect(recorded(usage)).toEqual([
-      { type: 'GenerationFailed', status: 500, inputTokens: 0, outputTokens: 0, errorCode: 'internal_error' },
+      { type: 'GenerationFailed', status: 500, inputTokens: 3, outputTokens: 1, errorCode: 'internal_error' },
     ]);
   });
 });

@@ -166,12 +166,13 @@ describe('usage', () => {
       () => admin('/v1/ai/usage?studio_id=acme'),
       (u) => u.totals.requests >= 3,
     );
-    // dev/echo at its default 1.00 / 2.00 per million tokens: 2 + 3 × 2 micro-dollars; failures cost nothing.
+    // dev/echo at its default 1.00 / 2.00 per million tokens: 2 + 3 × 2 micro-dollars. The stream
+    // cut short counts what it streamed (1 input, 2 output tokens), at test/slow's price of nothing.
     expect(usage.totals).toEqual({
       requests: 3,
       failures: 2,
-      input_tokens: 2,
-      output_tokens: 3,
+      input_tokens: 3,
+      output_tokens: 5,
       cost_usd: 0.000008,
     });
     expect(usage.items).toEqual(

@@ -8,7 +8,7 @@ import { freshPostgresDatabase, postgresUnavailableReason } from '../support/pos
 const TOKEN = /^stk_[A-Za-z0-9_-]{43}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const STUDIO_FIELDS = ['created_at', 'id', 'name', 'paused_reason', 'status', 'updated_at', 'version'];
-const TOKEN_FIELDS = ['created_at', 'expires_at', 'id', 'name', 'prefix', 'studio_id'];
+const TOKEN_FIELDS = ['created_at', 'expires_at', 'id', 'models', 'name', 'prefix', 'studio_id'];
 
 const database = await freshPostgresDatabase();
 afterAll(async () => {
@@ -82,7 +82,12 @@ function adminFlowSuite(store: 'memory' | 'pglite' | 'postgres', databaseUrl?: s
     const first = applied.json.user_token as string;
     expect(first).toMatch(TOKEN);
     expect(Object.keys(applied.json.token).sort()).toEqual(TOKEN_FIELDS);
-    expect(applied.json.token).toMatchObject({ studio_id: studioId, name: 'ci', expires_at: null });
+    expect(applied.json.token).toMatchObject({
+      studio_id: studioId,
+      name: 'ci',
+      expires_at: null,
+      models: null,
+    });
     expect(applied.json.token.id).toEqual(expect.any(String));
     expect(applied.json.token.created_at).toMatch(ISO);
     expect(first.startsWith(applied.json.token.prefix)).toBe(true);

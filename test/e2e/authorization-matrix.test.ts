@@ -38,6 +38,9 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/studios/tokens/apply',    401,   403,  403,   403,    401,     201],
   ['GET /v1/studios/tokens/list',      401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/tokens/revoke',   401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/budgets/set',     401,   403,  403,   403,    401,     200],
+  ['GET /v1/studios/budgets/list',     401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/budgets/remove',  401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/limits/set',      401,   403,  403,   403,    401,     200],
   ['GET /v1/studios/limits/list',      401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/limits/remove',   401,   403,  403,   403,    401,     200],
@@ -238,6 +241,22 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
     path: '/v1/ai/prices/upsert',
     body: { model: 'dev/echo', input_per_mtok: 1 },
   }),
+  'POST /v1/studios/budgets/set': async (fx) => ({
+    path: '/v1/studios/budgets/set',
+    body: { studio_id: fx.studio.A, amount_usd: 100, window: 'month', mode: 'soft' },
+  }),
+  'GET /v1/studios/budgets/list': async (fx) => ({
+    path: `/v1/studios/budgets/list?studio_id=${fx.studio.A}`,
+  }),
+  'POST /v1/studios/budgets/remove': async (fx) => {
+    await fx.admin('POST', '/v1/studios/budgets/set', {
+      studio_id: fx.studio.B,
+      amount_usd: 100,
+      window: 'month',
+      mode: 'soft',
+    });
+    return { path: '/v1/studios/budgets/remove', body: { studio_id: fx.studio.B } };
+  },
   'POST /v1/ai/prices/remove': async (fx) => {
     await fx.admin('POST', '/v1/ai/prices/upsert', { model: 'dev/image', per_image: 0.02 });
     return { path: '/v1/ai/prices/remove', body: { model: 'dev/image' } };

@@ -53,6 +53,7 @@ function failClosedSuite(store: 'memory' | 'postgres', databaseUrl?: string) {
         prefix: token.slice(0, 8),
         tokenHash: sha256Hex(token),
         expiresAt: null,
+        models: null,
       },
       { actor: 'admin' },
     );

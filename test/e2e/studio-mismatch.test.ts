@@ -25,7 +25,7 @@ const tokens: Record<string, { tokenId: string; studioId: string }> = {
 const lookup: TokenLookup = {
   findByHash(hash) {
     const token = tokens[hash];
-    return token && { ...token, revoked: false, expiresAt: null, studioStatus: 'active' };
+    return token && { ...token, revoked: false, expiresAt: null, studioStatus: 'active', models: null };
   },
 };
 

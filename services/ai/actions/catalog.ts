@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import { defineAction } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
+import { shownTo } from '../governance/model-access.ts';
 
-/** GET /v1/ai/models: users see what they can call now; admins see every model and why it is (not) callable. */
+/**
+ * GET /v1/ai/models: users see what they can call now (of the models their token may call);
+ * admins see every model and why it is (not) callable.
+ */
 export function modelsAction({ catalog }: AiDeps) {
   return defineAction({
     service: 'ai',
@@ -13,7 +17,7 @@ export function modelsAction({ catalog }: AiDeps) {
     input: z.strictObject({}),
     handler: (_input, ctx) => {
       const admin = ctx.identity.kind === 'admin';
-      const entries = catalog.entries().filter((e) => admin || e.available);
+      const entries = catalog.entries().filter(shownTo(ctx.identity));
       const items = entries.map(({ model, envRequirements, available, missingEnv }) => ({
         id: model.id,
         name: model.name,

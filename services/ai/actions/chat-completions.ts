@@ -4,7 +4,8 @@ import { relayChunks } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
 import { type ChatRequest, ChatRequestSchema, textOf } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
-import { Generation, tokensAtMost } from '../generation.ts';
+import { Generation } from '../generation.ts';
+import { tokensAtMost } from '../generation-ask.ts';
 
 /** POST /v1/ai/chat/completions in OpenAI's wire format, streaming included. */
 export function chatCompletionsAction(deps: AiDeps) {
@@ -22,7 +23,7 @@ export function chatCompletionsAction(deps: AiDeps) {
       const { provider, model } = entry;
       const { studio_id: _studio, ...body } = input;
       const asked = input.max_completion_tokens ?? input.max_tokens ?? undefined;
-      const generation = await Generation.start(deps, ctx, model.id, 'chat', {
+      const generation = await Generation.start(deps, ctx, model, 'chat', {
         // Everything the model reads travels in these fields; their JSON has at least as many bytes.
         inputTokensAtMost: tokensAtMost(JSON.stringify([body.messages, body.tools ?? null])),
         ...(asked === undefined ? {} : { maxOutputTokens: asked }),

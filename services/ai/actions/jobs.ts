@@ -8,7 +8,9 @@ import { ApiError } from '../../../shared/errors.ts';
 import { awaitReadModels } from '../../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
-import { jobDecider, jobStreamId } from '../jobs/job.ts';
+import { budgetRefusal } from '../generation.ts';
+import { assertModelAllowed } from '../governance/model-access.ts';
+import { type JobReservation, jobDecider, jobStreamId, videoSecondsOf } from '../jobs/job.ts';
 import { servedMediaType } from '../jobs/media-types.ts';
 
 /** A job as clients see it: no internal paths, a URL for the content once completed. */
@@ -63,8 +65,11 @@ export function videoAction(deps: AiDeps) {
       if (ctx.identity.kind !== 'user')
         throw new ApiError('forbidden', 'video jobs belong to a studio: use a user token');
       const { model } = deps.catalog.resolve(input.model, 'video');
+      // A job is queued, not started: the one route that passes no Generation.start on its way upstream.
+      assertModelAllowed(ctx.identity, model.id);
       const { studio_id: _studio, model: _model, ...request } = input;
       const jobId = newId('job');
+      const reservation = await reserveForVideo(deps, ctx, model.id, request);
       const result = await handleCommand(
         deps.gw.events,
         jobStreamId(jobId),
@@ -76,6 +81,7 @@ export function videoAction(deps: AiDeps) {
           tokenId: ctx.identity.tokenId,
           model: model.id,
           request,
+          ...(reservation ? { reservation } : {}),
         },
         ctx.metadata,
       );
@@ -129,4 +135,31 @@ export function jobContentAction(deps: AiDeps) {
       return undefined;
     },
   });
+}
+
+/** A video job lasts up to an hour at its upstream: its reservation holds for two. */
+const VIDEO_RESERVATION_LEASE_MS = 2 * 60 * 60_000;
+
+/** Reserves a video job's cost under the hard budgets (402 when they cannot pay); undefined without one. */
+async function reserveForVideo(
+  deps: AiDeps,
+  ctx: ActionContext,
+  model: string,
+  request: Record<string, unknown>,
+): Promise<JobReservation | undefined> {
+  if (ctx.identity.kind !== 'user') return undefined;
+  const outcome = await deps.usage.reserve({
+    studioId: ctx.identity.studioId,
+    tokenId: ctx.identity.tokenId,
+    requestId: ctx.requestId,
+    model,
+    price: deps.usage.priceOf(model),
+    ask: { inputTokensAtMost: 0, videoSeconds: videoSecondsOf(request) },
+    outputLimit: 0,
+    leaseMs: VIDEO_RESERVATION_LEASE_MS,
+  });
+  if (outcome.kind === 'refused') throw budgetRefusal(outcome);
+  return outcome.kind === 'reserved'
+    ? { id: outcome.reservationId, startedAt: outcome.startedAt }
+    : undefined;
 }

@@ -3,7 +3,8 @@ import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import { callContext } from '../call-context.ts';
 import type { AiDeps } from '../deps.ts';
-import { estimateTokens, Generation, tokensAtMost } from '../generation.ts';
+import { estimateTokens, Generation } from '../generation.ts';
+import { tokensAtMost } from '../generation-ask.ts';
 
 const studio_id = z.string().optional();
 /** Audio arrives base64 inside JSON: 25 MiB of audio is about 33 MiB of base64. */
@@ -29,7 +30,7 @@ export function imageAction(deps: AiDeps) {
     }),
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'image');
-      const generation = await Generation.start(deps, ctx, model.id, 'image', {
+      const generation = await Generation.start(deps, ctx, model, 'image', {
         inputTokensAtMost: tokensAtMost(input.prompt),
         images: input.n,
       });
@@ -62,7 +63,7 @@ export function ttsAction(deps: AiDeps) {
     }),
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'tts');
-      const generation = await Generation.start(deps, ctx, model.id, 'tts', {
+      const generation = await Generation.start(deps, ctx, model, 'tts', {
         inputTokensAtMost: tokensAtMost(input.input),
         audioSeconds: speechSecondsOf(input.input),
       });
@@ -106,7 +107,7 @@ export function asrAction(deps: AiDeps) {
       }
       const { provider, model } = catalog.resolve(input.model, 'asr');
       const audio = Buffer.from(base64, 'base64');
-      const generation = await Generation.start(deps, ctx, model.id, 'asr', {
+      const generation = await Generation.start(deps, ctx, model, 'asr', {
         inputTokensAtMost: 0,
         audioSeconds: asrSecondsAtMost(audio),
       });

@@ -4,6 +4,7 @@ import { ApiError } from '../../../shared/errors.ts';
 import { awaitReadModels } from '../../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
+import { shownTo } from '../governance/model-access.ts';
 import { PRICES_STREAM, type PricesCommand, pricesDecider } from '../prices/prices.ts';
 
 const amount = z.number().nonnegative().max(1_000_000);
@@ -36,11 +37,10 @@ export function pricesListAction(deps: AiDeps) {
     summary: 'Prices in USD per model (per million tokens, image, audio or video second)',
     input: z.strictObject({}),
     handler: (_input, ctx) => {
-      const admin = ctx.identity.kind === 'admin';
       const ids = new Set(
         deps.catalog
           .entries()
-          .filter((e) => admin || e.available)
+          .filter(shownTo(ctx.identity))
           .map((e) => e.model.id),
       );
       return { items: [...ids].sort().map((id) => view(deps, id)) };

@@ -6,7 +6,8 @@ import { callContext } from '../call-context.ts';
 import { relayChunks } from '../chat/relay.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
-import { estimateTokens, Generation, type GenerationAsk, tokensAtMost } from '../generation.ts';
+import { estimateTokens, Generation } from '../generation.ts';
+import { type GenerationAsk, tokensAtMost } from '../generation-ask.ts';
 
 const TextInput = z.strictObject({
   model: z.string().min(1),
@@ -53,7 +54,7 @@ export function textAction(deps: AiDeps) {
     input: TextInput,
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'text');
-      const generation = await Generation.start(deps, ctx, model.id, 'text', askOf(input));
+      const generation = await Generation.start(deps, ctx, model, 'text', askOf(input));
       const request = toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens);
       const completion = await generation.guard(() => provider.chat!(model, request, callContext(env, ctx)));
       const choice = completion.choices[0];
@@ -83,7 +84,7 @@ export function streamAction(deps: AiDeps) {
     input: TextInput,
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'stream');
-      const generation = await Generation.start(deps, ctx, model.id, 'stream', askOf(input));
+      const generation = await Generation.start(deps, ctx, model, 'stream', askOf(input));
       const request = {
         ...toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens),
         stream_options: { include_usage: true },

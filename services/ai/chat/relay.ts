@@ -40,22 +40,33 @@ export async function relayChunks(
   let text = '';
   let finishReason: string | null = null;
   let reported: ChatChunk['usage'];
+  const used = () => ({
+    input_tokens: reported?.prompt_tokens ?? estimateTokens(relay.promptText()),
+    output_tokens: reported?.completion_tokens ?? estimateTokens(text),
+  });
   try {
     for await (const chunk of chunks) {
       if (chunk.usage) reported = chunk.usage;
+      let added = '';
       for (const choice of chunk.choices) {
         finishReason = choice.finish_reason ?? finishReason;
-        text += choice.delta.content ?? '';
+        added += choice.delta.content ?? '';
       }
+      // An upstream that does not keep to the cap it was sent is cut off before the budget is passed.
+      if (!generation.allowsOutput(estimateTokens(text + added))) {
+        throw new ApiError(
+          'budget_exceeded',
+          'the stream was cut off: its budget cannot pay for more output',
+        );
+      }
+      text += added;
       for (const frame of relay.frames(chunk)) await writeWithBackpressure(ctx.res, frame);
     }
-    const usage = {
-      input_tokens: reported?.prompt_tokens ?? estimateTokens(relay.promptText()),
-      output_tokens: reported?.completion_tokens ?? estimateTokens(text),
-    };
-    await relay.finish({ usage, text, finishReason });
+    await relay.finish({ usage: used(), text, finishReason });
   } catch (error) {
-    await generation.failed(error).catch(() => undefined);
+    // What was streamed before the break was generated upstream: it is charged.
+    const { input_tokens, output_tokens } = used();
+    await generation.failed(error, input_tokens, output_tokens).catch(() => undefined);
     const api =
       error instanceof ApiError ? error : new ApiError('upstream_error', 'the upstream stream broke off');
     if (!ctx.res.destroyed) ctx.res.write(relay.errorFrame(api.toBody(ctx.requestId)));

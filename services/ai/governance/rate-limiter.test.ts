@@ -7,7 +7,7 @@ import { type CounterStore, memoryCounters } from '../../../shared/rate-limit/co
 import type { LeaseStore } from '../../../shared/rate-limit/leases.ts';
 import { StudioRateLimits } from './rate-limiter.ts';
 
-const user = { kind: 'user', studioId: 'acme', tokenId: 'tok_a' } as const;
+const user = { kind: 'user', studioId: 'acme', tokenId: 'tok_a', models: null } as const;
 
 function record(tokenId: string | null, limits: Partial<LimitRecord>): LimitRecord {
   return {

@@ -1,10 +1,5 @@
 import type { Identity } from '../../../shared/http/identity.ts';
-
-/** What a generation asks for, as far as rate limits may weigh it before its upstream call. */
-export interface RateAsk {
-  inputTokensAtMost: number;
-  maxOutputTokens?: number;
-}
+import type { GenerationAsk } from '../generation-ask.ts';
 
 /** A generation let through the rate limits: the headers that tell its client where it stands. */
 export interface RatePermit {
@@ -17,7 +12,7 @@ export interface RatePermit {
 /** Requests, tokens and generations in flight per studio and per token. */
 export interface RateLimits {
   /** Lets a generation through or throws 429 `rate_limited` with its `Retry-After`. */
-  admit(identity: Identity, ask: RateAsk): Promise<RatePermit>;
+  admit(identity: Identity, ask: GenerationAsk): Promise<RatePermit>;
 }
 
 export const UNLIMITED: RatePermit = { headers: {}, release: () => undefined };

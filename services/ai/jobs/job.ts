@@ -23,6 +23,8 @@ export type JobEvent =
         model: string;
         modality: 'video';
         request: Record<string, unknown>;
+        /** What a hard budget set aside for it, settled when the job ends. Absent: no hard budget. */
+        reservation?: JobReservation;
       };
     }
   | { type: 'JobStarted'; data: { jobId: string; upstreamId: string } }
@@ -38,11 +40,23 @@ export type JobCommand =
       tokenId: string | null;
       model: string;
       request: Record<string, unknown>;
+      reservation?: JobReservation;
     }
   | { type: 'StartJob'; jobId: string; upstreamId: string }
   | { type: 'RecordProgress'; jobId: string; progress: number }
   | { type: 'CompleteJob'; jobId: string; result: JobResult }
   | { type: 'FailJob'; jobId: string; message: string };
+
+export interface JobReservation {
+  id: string;
+  /** The instant the budgets were weighed at: the job's windows. */
+  startedAt: string;
+}
+
+/** The seconds a video job asked for; without `seconds`, the 4 s most providers default to. */
+const DEFAULT_VIDEO_SECONDS = 4;
+export const videoSecondsOf = (request: Record<string, unknown>) =>
+  typeof request.seconds === 'number' ? request.seconds : DEFAULT_VIDEO_SECONDS;
 
 export type JobStatus = 'queued' | 'running' | 'completed' | 'failed';
 
@@ -63,8 +77,21 @@ function decide(command: JobCommand, state: JobState): JobEvent[] {
   const { jobId } = command;
   if (command.type === 'QueueJob') {
     if (state.status !== 'none') throw new DomainError('conflict', `job ${jobId} already exists`);
-    const { studioId, tokenId, model, request } = command;
-    return [{ type: 'JobQueued', data: { jobId, studioId, tokenId, model, modality: 'video', request } }];
+    const { studioId, tokenId, model, request, reservation } = command;
+    return [
+      {
+        type: 'JobQueued',
+        data: {
+          jobId,
+          studioId,
+          tokenId,
+          model,
+          modality: 'video',
+          request,
+          ...(reservation ? { reservation } : {}),
+        },
+      },
+    ];
   }
   if (state.status === 'none') throw new DomainError('not_found', `job ${jobId} does not exist`);
   if (state.status === 'completed' || state.status === 'failed') {

@@ -10,7 +10,7 @@ import type { Catalog } from '../catalog.ts';
 import { costMicroUsd, type Price } from '../prices/price.ts';
 import type { EnvLookup, VideoProgress } from '../providers/types.ts';
 import type { UsageRecorder } from '../usage/recorder.ts';
-import { type JobCommand, jobDecider, jobStreamId } from './job.ts';
+import { type JobCommand, jobDecider, jobStreamId, videoSecondsOf } from './job.ts';
 import { servedMediaType } from './media-types.ts';
 
 const POLL_EVERY_MS = 5_000;
@@ -139,6 +139,8 @@ export class JobWorker {
             })
           : 0,
       latencyMs: Date.now() - started,
+      startedAt: job.reservation?.startedAt ?? job.created_at,
+      ...(job.reservation ? { reservationId: job.reservation.id } : {}),
     };
     const event =
       type === 'GenerationCompleted'
@@ -152,8 +154,3 @@ export class JobWorker {
     await Promise.allSettled(this.#running.values());
   }
 }
-
-/** The seconds a video job asked for; without `seconds`, the 4 s most providers default to. */
-const DEFAULT_VIDEO_SECONDS = 4;
-const videoSecondsOf = (request: Record<string, unknown>) =>
-  typeof request.seconds === 'number' ? request.seconds : DEFAULT_VIDEO_SECONDS;

@@ -37,12 +37,21 @@ export interface Consumption {
  * token costs need no scaling; the other units are priced in dollars.
  */
 export function costMicroUsd(price: Price, used: Consumption): number {
-  const micro =
+  return Math.round(exactMicroUsd(price, used));
+}
+
+/** The cost rounded up: what a reservation sets aside, never less than `costMicroUsd` of as much. */
+export function costCeilingMicroUsd(price: Price, used: Consumption): number {
+  return Math.ceil(exactMicroUsd(price, used));
+}
+
+function exactMicroUsd(price: Price, used: Consumption): number {
+  return (
     used.inputTokens * price.input_per_mtok +
     used.outputTokens * price.output_per_mtok +
     ((used.images ?? 0) * price.per_image +
       (used.audioSeconds ?? 0) * price.per_audio_second +
       (used.videoSeconds ?? 0) * price.per_video_second) *
-      1_000_000;
-  return Math.round(micro);
+      1_000_000
+  );
 }

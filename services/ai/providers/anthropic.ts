@@ -15,7 +15,7 @@ const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const VERSION = '2023-06-01';
 const CHAT: Modality[] = ['text', 'stream', 'chat'];
 
-const model = (name: string, description: string): ModelDefinition => ({
+const model = (name: string, description: string, maxOutputTokens: number): ModelDefinition => ({
   id: `anthropic/${name}`,
   name,
   description,
@@ -23,13 +23,14 @@ const model = (name: string, description: string): ModelDefinition => ({
   tags: ['anthropic'],
   meta: {},
   upstreamModel: name,
+  maxOutputTokens,
 });
 
 const MODELS = [
-  model('claude-opus-4-5', 'Claude Opus 4.5'),
-  model('claude-opus-4-1', 'Claude Opus 4.1'),
-  model('claude-sonnet-4-5', 'Claude Sonnet 4.5'),
-  model('claude-haiku-4-5', 'Claude Haiku 4.5'),
+  model('claude-opus-4-5', 'Claude Opus 4.5', 64_000),
+  model('claude-opus-4-1', 'Claude Opus 4.1', 32_000),
+  model('claude-sonnet-4-5', 'Claude Sonnet 4.5', 64_000),
+  model('claude-haiku-4-5', 'Claude Haiku 4.5', 64_000),
 ];
 
 /** Anthropic's Messages API, translated to and from OpenAI's chat format, streaming and tools included. */

@@ -35,11 +35,14 @@ const model = (
 });
 
 const MODELS: ModelDefinition[] = [
-  model('echo', 'Dev echo', 'Deterministic offline chat model that echoes the last user message.', [
-    'text',
-    'stream',
-    'chat',
-  ]),
+  {
+    ...model('echo', 'Dev echo', 'Deterministic offline chat model that echoes the last user message.', [
+      'text',
+      'stream',
+      'chat',
+    ]),
+    maxOutputTokens: 4096,
+  },
   model('image', 'Dev image', 'Deterministic gradient PNG derived from the prompt.', ['image']),
   model('tts', 'Dev speech', 'A WAV tone whose length follows the text, carrying the text for dev/asr.', [
     'tts',
@@ -56,6 +59,7 @@ interface Answer {
   content: string | null;
   toolCalls: ToolCall[];
   usage: ChatUsage;
+  finishReason: 'stop' | 'length' | 'tool_calls';
 }
 
 function answer(request: ChatRequest): Answer {
@@ -64,11 +68,13 @@ function answer(request: ChatRequest): Answer {
   const done = (content: string | null, toolCalls: ToolCall[] = []): Answer => {
     const limit = request.max_completion_tokens ?? request.max_tokens;
     const words = content?.split(/(?<=\s)/) ?? [];
-    const text = content === null ? null : (limit ? words.slice(0, limit) : words).join('');
+    const cut = limit !== undefined && limit !== null && words.length > limit;
+    const text = content === null ? null : (cut ? words.slice(0, limit) : words).join('');
     const completionTokens = text === null ? toolCalls.length : countTokens(text);
     return {
       content: text,
       toolCalls,
+      finishReason: toolCalls.length ? 'tool_calls' : cut ? 'length' : 'stop',
       usage: {
         prompt_tokens: promptTokens,
         completion_tokens: completionTokens,
@@ -113,7 +119,7 @@ export const devProvider: Provider = {
             content: a.content,
             ...(a.toolCalls.length ? { tool_calls: a.toolCalls } : {}),
           },
-          finish_reason: a.toolCalls.length ? 'tool_calls' : 'stop',
+          finish_reason: a.finishReason,
         },
       ],
       usage: a.usage,
@@ -172,7 +178,7 @@ export const devProvider: Provider = {
       }
       yield {
         ...base,
-        choices: [{ index: 0, delta: {}, finish_reason: a.toolCalls.length ? 'tool_calls' : 'stop' }],
+        choices: [{ index: 0, delta: {}, finish_reason: a.finishReason }],
       };
       if (includeUsage) yield { ...base, choices: [], usage: a.usage };
     }

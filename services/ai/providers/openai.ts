@@ -32,15 +32,20 @@ const model = (
 
 const CHAT: Modality[] = ['text', 'stream', 'chat'];
 const REASONING = { reasoning: true };
+/** A chat model with its output limit, as the provider documents it. */
+const chat = (name: string, description: string, maxOutputTokens: number, meta = {}) => ({
+  ...model(name, description, CHAT, meta),
+  maxOutputTokens,
+});
 const MODELS: ModelDefinition[] = [
-  model('gpt-5', 'GPT-5', CHAT, REASONING),
-  model('gpt-5-mini', 'GPT-5 mini', CHAT, REASONING),
-  model('gpt-5-nano', 'GPT-5 nano', CHAT, REASONING),
-  model('gpt-4.1', 'GPT-4.1', CHAT),
-  model('gpt-4.1-mini', 'GPT-4.1 mini', CHAT),
-  model('gpt-4o', 'GPT-4o', CHAT),
-  model('gpt-4o-mini', 'GPT-4o mini', CHAT),
-  model('o4-mini', 'o4-mini', CHAT, REASONING),
+  chat('gpt-5', 'GPT-5', 128_000, REASONING),
+  chat('gpt-5-mini', 'GPT-5 mini', 128_000, REASONING),
+  chat('gpt-5-nano', 'GPT-5 nano', 128_000, REASONING),
+  chat('gpt-4.1', 'GPT-4.1', 32_768),
+  chat('gpt-4.1-mini', 'GPT-4.1 mini', 32_768),
+  chat('gpt-4o', 'GPT-4o', 16_384),
+  chat('gpt-4o-mini', 'GPT-4o mini', 16_384),
+  chat('o4-mini', 'o4-mini', 100_000, REASONING),
   model('gpt-image-1', 'GPT Image 1', ['image']),
   model('gpt-image-1-mini', 'GPT Image 1 mini', ['image']),
   model('dall-e-3', 'DALL·E 3', ['image']),

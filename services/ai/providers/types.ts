@@ -15,6 +15,8 @@ export interface ModelDefinition {
   meta: Record<string, unknown>;
   /** The model's name at its upstream. */
   upstreamModel: string;
+  /** The most output tokens one answer can have, where known: what a budget reserves when no cap is asked. */
+  maxOutputTokens?: number;
 }
 
 /** Reads env (the store's values over the process environment). */

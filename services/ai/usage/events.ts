@@ -1,6 +1,7 @@
+import type { BudgetWindow } from '../../studios/budgets.ts';
 import type { Modality } from '../providers/types.ts';
 
-/** One stream per studio: `usage-<studio>`. */
+/** One stream per studio: `usage-<studio>`: its generations and what they reserved of its budgets. */
 export const usageStreamId = (studioId: string) => `usage-${studioId}`;
 
 export interface GenerationData {
@@ -17,13 +18,52 @@ export interface GenerationData {
   costMicroUsd: number;
   /** The HTTP status the client got (or would have got, when it went away first). */
   status: number;
+  /** When it started (ISO 8601 UTC): the budget windows it is charged to. Absent in early events. */
+  startedAt?: string;
+  /** The reservation this generation settles, when a hard budget made it reserve. */
+  reservationId?: string;
 }
 
-export type UsageEvent =
+/** What a generation set aside of its studio's hard budgets before its upstream call. */
+export interface ReservationData {
+  reservationId: string;
+  studioId: string;
+  tokenId: string | null;
+  requestId: string;
+  model: string;
+  /** The worst case the generation can cost: it never settles above this. */
+  amountMicroUsd: number;
+  startedAt: string;
+  /** After this instant an unsettled reservation no longer holds budget back (its process died). */
+  expiresAt: string;
+}
+
+export interface BudgetExceededData {
+  studioId: string;
+  tokenId: string | null;
+  window: BudgetWindow;
+  /** The window it was exceeded in: `total`, `day:2026-11-24` or `month:2026-11`. */
+  windowKey: string;
+  amountMicroUsd: number;
+  spentMicroUsd: number;
+}
+
+export type GenerationEvent =
   | { type: 'GenerationCompleted'; data: GenerationData }
   | { type: 'GenerationFailed'; data: GenerationData & { errorCode: string } };
+
+export type UsageEvent =
+  | GenerationEvent
+  | { type: 'BudgetReserved'; data: ReservationData }
+  | { type: 'BudgetExceeded'; data: BudgetExceededData };
 
 export const USAGE_EVENT_TYPES = [
   'GenerationCompleted',
   'GenerationFailed',
+] as const satisfies readonly GenerationEvent['type'][];
+
+export const LEDGER_EVENT_TYPES = [
+  ...USAGE_EVENT_TYPES,
+  'BudgetReserved',
+  'BudgetExceeded',
 ] as const satisfies readonly UsageEvent['type'][];

@@ -1,21 +1,75 @@
 import { randomUUID } from 'node:crypto';
-import type { EventStore } from '../../../shared/event-store/types.ts';
+import {
+  type EventStore,
+  type StoredEvent,
+  WrongExpectedRevision,
+} from '../../../shared/event-store/types.ts';
 import { GroupCommit } from '../../../shared/group-commit.ts';
 import type { Logger } from '../../../shared/logger.ts';
+import type { BudgetRule } from '../../studios/budgets.ts';
+import {
+  balanceKey,
+  copyLedger,
+  emptyLedger,
+  foldLedger,
+  type LedgerState,
+  spentIn,
+} from '../budgets/ledger.ts';
+import {
+  decideReservation,
+  type ReservationDecision,
+  type ReservationRequest,
+} from '../budgets/reservation.ts';
+import { windowKey } from '../budgets/windows.ts';
 import { FREE, type Price } from '../prices/price.ts';
 import type { PriceSource } from '../prices/price-book.ts';
-import { type UsageEvent, usageStreamId } from './events.ts';
+import { type GenerationEvent, type UsageEvent, usageStreamId } from './events.ts';
 
 const RETRY_AFTER_MS = 1_000;
+/** Appends that lost a race with another process are decided again on the new state, this often at most. */
+const MAX_CONFLICTS = 50;
+
+/** What the recorder needs to know of budgets: the rules set, and the read model's balances to start from. */
+export interface BudgetSource {
+  rulesOf(studioId: string): readonly BudgetRule[];
+  /** The read model's ledger of the studio (not to be mutated), or undefined when it has none. */
+  ledgerOf(studioId: string): LedgerState | undefined;
+}
+
+export interface ReserveRequest extends Omit<ReservationRequest, 'now'> {
+  studioId: string;
+  requestId: string;
+  model: string;
+  /** How long the reservation holds if its generation never settles it (its process died). */
+  leaseMs: number;
+}
+
+export type ReserveOutcome =
+  | { kind: 'unbudgeted' }
+  | (Extract<ReservationDecision, { kind: 'reserved' }> & {
+      reservationId: string;
+      /** The instant the budgets were weighed at: the generation's start, for its windows. */
+      startedAt: string;
+    })
+  | Extract<ReservationDecision, { kind: 'refused' }>;
+
+type Submission =
+  | { kind: 'record'; event: GenerationEvent & { id: string } }
+  | { kind: 'reserve'; request: ReserveRequest };
+
+type Outcome = ReserveOutcome | undefined;
 
 /**
- * Records generations in their studio's usage stream. `record` resolves once the event is durable,
- * so a caller can hold the end of its answer until then; concurrent generations of a studio share
- * one append (group commit). An append that fails rejects its callers and is retried in the
- * background with the same event ids, so the generation is recorded once, whatever happens.
+ * The one writer of the usage streams (`usage-<studio>`). `record` appends a generation's event and
+ * resolves once it is durable, so a caller can hold the end of its answer until then; `reserve`
+ * sets budget aside before an upstream call. Concurrent submissions of a studio share one append
+ * (group commit). Where a studio has budgets, each append is decided on the stream's state and
+ * made with its expected revision, so processes sharing the log never both spend the same dollar:
+ * the loser of a race reads what the winner wrote and decides again.
  */
 export class UsageRecorder {
-  readonly #commits: GroupCommit<UsageEvent & { id: string }, undefined>;
+  readonly #commits: GroupCommit<Submission, Outcome>;
+  readonly #ledgers = new Map<string, { state: LedgerState; fresh: boolean }>();
   readonly #retrying = new Set<Promise<void>>();
   #closed = false;
 
@@ -23,8 +77,9 @@ export class UsageRecorder {
     private readonly store: EventStore,
     private readonly logger?: Logger,
     private readonly prices?: PriceSource,
+    private readonly budgets?: BudgetSource,
   ) {
-    this.#commits = new GroupCommit((studioId, events) => this.#append(studioId, events));
+    this.#commits = new GroupCommit((studioId, items) => this.#commit(studioId, items));
   }
 
   /** The price a generation starting now is charged at. */
@@ -32,28 +87,104 @@ export class UsageRecorder {
     return this.prices?.priceOf(model) ?? FREE;
   }
 
-  async record(event: UsageEvent): Promise<void> {
-    const withId = { ...event, id: randomUUID() };
-    return this.#commits.submit(event.data.studioId, withId).catch((error: unknown) => {
-      this.#retryLater(event.data.studioId, withId);
+  async record(event: GenerationEvent): Promise<void> {
+    const submission: Submission = { kind: 'record', event: { ...event, id: randomUUID() } };
+    await this.#commits.submit(event.data.studioId, submission).catch((error: unknown) => {
+      this.#retryLater(event.data.studioId, submission);
       throw error;
     });
   }
 
-  async #append(studioId: string, events: (UsageEvent & { id: string })[]): Promise<undefined[]> {
-    // One append carries many requests: the metadata names the gateway; each event its token and request.
-    await this.store.append(usageStreamId(studioId), events, { metadata: { actor: 'gateway' } });
-    return events.map(() => undefined);
+  /** Sets aside the worst case of a generation under its studio's and token's hard budgets. */
+  async reserve(request: ReserveRequest): Promise<ReserveOutcome> {
+    if (hardRulesFor(this.budgets?.rulesOf(request.studioId) ?? [], request.tokenId).length === 0) {
+      return { kind: 'unbudgeted' };
+    }
+    const outcome = await this.#commits.submit(request.studioId, { kind: 'reserve', request });
+    return outcome ?? { kind: 'unbudgeted' };
   }
 
-  #retryLater(studioId: string, event: UsageEvent & { id: string }): void {
-    this.logger?.warn({ studioId, requestId: event.data.requestId }, 'could not append usage; retrying');
+  async #commit(studioId: string, items: Submission[]): Promise<Outcome[]> {
+    const rules = this.budgets?.rulesOf(studioId) ?? [];
+    if (rules.length === 0 && items.every((item) => item.kind === 'record')) {
+      return this.#appendBlind(studioId, items);
+    }
+    for (let conflicts = 0; ; conflicts++) {
+      const ledger = await this.#ledger(studioId);
+      const draft = copyLedger(ledger);
+      const { events, outcomes } = decideBatch(rules, draft, items, new Date());
+      if (events.length === 0) return outcomes;
+      try {
+        const result = await this.#append(
+          studioId,
+          events,
+          ledger.revision < 0 ? 'no_stream' : ledger.revision,
+        );
+        draft.revision = result.nextExpectedRevision;
+        this.#ledgers.set(studioId, { state: draft, fresh: true });
+        return outcomes;
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevision) || conflicts >= MAX_CONFLICTS) throw error;
+        this.#ledgers.set(studioId, { state: ledger, fresh: false });
+        // Two processes deciding in lockstep would collide again: one of them waits a moment.
+        if (conflicts >= 2)
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * conflicts));
+      }
+    }
+  }
+
+  /** A studio without budgets: nothing to decide, so the append does not wait on the stream's revision. */
+  async #appendBlind(studioId: string, items: Submission[]): Promise<Outcome[]> {
+    const events = items.flatMap((item) => (item.kind === 'record' ? [item.event] : []));
+    const result = await this.#append(studioId, events, 'any');
+    const cached = this.#ledgers.get(studioId);
+    if (cached?.fresh) {
+      if (result.nextExpectedRevision === cached.state.revision + events.length) {
+        const now = new Date().toISOString();
+        for (const event of events) foldLedger(cached.state, event, now);
+        cached.state.revision = result.nextExpectedRevision;
+      } else cached.fresh = false;
+    }
+    return items.map(() => undefined);
+  }
+
+  #append(studioId: string, events: readonly UsageEvent[], expected: 'any' | 'no_stream' | number) {
+    // One append carries many requests: the metadata names the gateway; each event its token and request.
+    return this.store.append(usageStreamId(studioId), events, { expected, metadata: { actor: 'gateway' } });
+  }
+
+  /** The studio's ledger as of the stream's last revision this process knows of. */
+  async #ledger(studioId: string): Promise<LedgerState> {
+    const cached = this.#ledgers.get(studioId);
+    if (cached?.fresh) return cached.state;
+    let state = cached?.state;
+    const fromReadModel = this.budgets?.ledgerOf(studioId);
+    if (fromReadModel && (!state || fromReadModel.revision > state.revision))
+      state = copyLedger(fromReadModel);
+    state = state ? copyLedger(state) : emptyLedger();
+    for (;;) {
+      const page: StoredEvent[] = await this.store.readStream(usageStreamId(studioId), {
+        after: state.revision,
+        limit: 10_000,
+      });
+      for (const event of page) {
+        foldLedger(state, event as StoredEvent & UsageEvent, event.createdAt);
+        state.revision = event.revision;
+      }
+      if (page.length < 10_000) break;
+    }
+    this.#ledgers.set(studioId, { state, fresh: true });
+    return state;
+  }
+
+  #retryLater(studioId: string, submission: Submission): void {
+    this.logger?.warn({ studioId }, 'could not append usage; retrying');
     const retry = (async () => {
       while (!this.#closed) {
         await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_MS).unref());
         if (this.#closed) break;
         try {
-          await this.#commits.submit(studioId, event);
+          await this.#commits.submit(studioId, submission);
           return;
         } catch {
           // still failing: the next round retries
@@ -81,4 +212,68 @@ export class UsageRecorder {
     if (this.#retrying.size > 0)
       this.logger?.error({ events: this.#retrying.size }, 'usage events left unrecorded at shutdown');
   }
+}
+
+const hardRulesFor = (rules: readonly BudgetRule[], tokenId: string | null) =>
+  rules.filter((rule) => rule.mode === 'hard' && (rule.tokenId === null || rule.tokenId === tokenId));
+
+/**
+ * The events one batch appends, decided in order on `ledger` (mutated as they are): each
+ * generation's record, each reservation the budgets can pay for, and a `BudgetExceeded` for each
+ * soft budget the batch takes past its amount for the first time in its window.
+ */
+function decideBatch(
+  rules: readonly BudgetRule[],
+  ledger: LedgerState,
+  items: readonly Submission[],
+  clock: Date,
+): { events: UsageEvent[]; outcomes: Outcome[] } {
+  const now = clock.toISOString();
+  const events: UsageEvent[] = [];
+  const append = (event: UsageEvent & { id?: string }) => {
+    events.push(event);
+    foldLedger(ledger, event, now);
+  };
+  const outcomes = items.map((item): Outcome => {
+    if (item.kind === 'record') {
+      append(item.event);
+      return undefined;
+    }
+    const { request } = item;
+    const decision = decideReservation(hardRulesFor(rules, request.tokenId), ledger, { ...request, now });
+    if (decision.kind === 'refused') return decision;
+    const reservationId = randomUUID();
+    append({
+      type: 'BudgetReserved',
+      data: {
+        reservationId,
+        studioId: request.studioId,
+        tokenId: request.tokenId,
+        requestId: request.requestId,
+        model: request.model,
+        amountMicroUsd: decision.amountMicroUsd,
+        startedAt: now,
+        expiresAt: new Date(clock.getTime() + request.leaseMs).toISOString(),
+      },
+    });
+    return { ...decision, reservationId, startedAt: now };
+  });
+  for (const rule of rules) {
+    if (rule.mode !== 'soft') continue;
+    const key = windowKey(rule.window, now);
+    const spent = spentIn(ledger, rule.tokenId, key);
+    if (spent < rule.amountMicroUsd || ledger.exceeded.has(balanceKey(rule.tokenId, key))) continue;
+    append({
+      type: 'BudgetExceeded',
+      data: {
+        studioId: rule.studioId,
+        tokenId: rule.tokenId,
+        window: rule.window,
+        windowKey: key,
+        amountMicroUsd: rule.amountMicroUsd,
+        spentMicroUsd: spent,
+      },
+    });
+  }
+  return { events, outcomes };
 }

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import { type BudgetRecord, budgetsProjection, standingOf } from '../../projections/budgets.ts';
+import { studiosProjection } from '../../projections/studios.ts';
+import { tokensProjection } from '../../projections/tokens.ts';
+import { handleCommand } from '../../shared/decider.ts';
+import { ApiError } from '../../shared/errors.ts';
+import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
+import { type ActionContext, defineAction } from '../../shared/http/action.ts';
+import {
+  BUDGET_MODES,
+  BUDGET_WINDOWS,
+  type BudgetCommand,
+  budgetsDecider,
+  budgetsStreamId,
+} from './budgets.ts';
+import { studioId } from './studio-id.ts';
+
+const admin = ['admin'] as const;
+const tokenId = z.string().min(1).max(100);
+const usd = (micro: number) => micro / 1_000_000;
+
+/** `/v1/studios/budgets/*`: spending caps per studio and per token, in USD, per UTC day, month or in total. */
+export function budgetActions(gw: GatewayContext) {
+  const budgets = () => gw.projections.state(budgetsProjection);
+
+  /** The studio exists and, when named, the token is one of its own. */
+  function checkOwner(studio: string, token: string | undefined) {
+    if (!gw.projections.state(studiosProjection).has(studio)) {
+      throw new ApiError('not_found', `studio ${studio} does not exist`, { param: 'studio_id' });
+    }
+    if (token !== undefined && gw.projections.state(tokensProjection).byId.get(token)?.studio_id !== studio) {
+      throw new ApiError('not_found', `token ${token} does not exist in studio ${studio}`, {
+        param: 'token_id',
+      });
+    }
+  }
+
+  async function run(command: BudgetCommand, ctx: ActionContext) {
+    const result = await handleCommand(
+      gw.events,
+      budgetsStreamId(command.studioId),
+      budgetsDecider,
+      command,
+      ctx.metadata,
+    );
+    await awaitReadModels(gw, result.position);
+  }
+
+  /** A budget as clients see it, with where it stands now. */
+  function view(rule: BudgetRecord) {
+    const standing = standingOf(budgets(), rule, new Date().toISOString());
+    return {
+      studio_id: rule.studioId,
+      token_id: rule.tokenId,
+      amount_usd: usd(rule.amountMicroUsd),
+      window: rule.window,
+      mode: rule.mode,
+      spent_usd: usd(standing.spent),
+      reserved_usd: usd(standing.reserved),
+      remaining_usd: usd(standing.remaining),
+      resets_at: standing.resetsAt,
+      updated_at: rule.updated_at,
+    };
+  }
+
+  const owner = { studio_id: studioId, token_id: tokenId.optional() };
+
+  return [
+    defineAction({
+      service: 'studios',
+      action: 'budgets/set',
+      method: 'POST',
+      identities: admin,
+      summary: 'Set the budget of a studio or of one of its tokens (USD per UTC day, month or in total)',
+      input: z.strictObject({
+        ...owner,
+        amount_usd: z.number().nonnegative().max(1_000_000_000),
+        window: z.enum(BUDGET_WINDOWS),
+        mode: z.enum(BUDGET_MODES),
+      }),
+      handler: async (input, ctx) => {
+        checkOwner(input.studio_id, input.token_id);
+        await run(
+          {
+            type: 'SetBudget',
+            studioId: input.studio_id,
+            tokenId: input.token_id ?? null,
+            amountMicroUsd: Math.round(input.amount_usd * 1_000_000),
+            window: input.window,
+            mode: input.mode,
+          },
+          ctx,
+        );
+        return view(
+          budgets()
+            .get(input.studio_id)!
+            .rules.get(input.token_id ?? '')!,
+        );
+      },
+    }),
+    defineAction({
+      service: 'studios',
+      action: 'budgets/list',
+      method: 'GET',
+      identities: admin,
+      summary: "A studio's budgets with what is spent, reserved and left in the current window",
+      input: z.strictObject({ studio_id: studioId }),
+      handler: ({ studio_id }) => {
+        checkOwner(studio_id, undefined);
+        const rules = [...(budgets().get(studio_id)?.rules.values() ?? [])];
+        rules.sort((a, b) => (a.tokenId ?? '').localeCompare(b.tokenId ?? ''));
+        return { items: rules.map(view) };
+      },
+    }),
+    defineAction({
+      service: 'studios',
+      action: 'budgets/remove',
+      method: 'POST',
+      identities: admin,
+      summary: 'Remove the budget of a studio or of one of its tokens',
+      input: z.strictObject(owner),
+      handler: async ({ studio_id, token_id }, ctx) => {
+        checkOwner(studio_id, undefined);
+        await run({ type: 'RemoveBudget', studioId: studio_id, tokenId: token_id ?? null }, ctx);
+        return { removed: true, studio_id, token_id: token_id ?? null };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,143 @@
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, sleep, type TestGateway } from '../support/gateway.ts';
+import { openAiWire, sendJson } from '../support/mock-ai-upstreams.ts';
+import { freshPostgresDatabase } from '../support/postgres.ts';
+import { recordingServer } from '../support/recording-server.ts';
+import { governedGateway, ok, recordedSpend, sharedMasterKey, studioWithToken } from './support.ts';
+
+/**
+ * 200 requests at once against a hard budget that pays for about 20: each reserves 590 micro-dollars
+ * (39 bytes of input at 10, 10 output tokens at 20) and settles to 500 (30 + 10 tokens); the budget
+ * is 10,000. Whatever the interleaving, the recorded spend stays within the budget.
+ */
+const BUDGET_MICRO_USD = 10_000;
+const REQUESTS = 200;
+
+type Upstream = Awaited<ReturnType<typeof recordingServer>>;
+let upstream: Upstream;
+
+beforeAll(async () => {
+  upstream = await recordingServer(async (_req, res: ServerResponse) => {
+    await sleep(15); // long enough for many generations to be in flight together
+    sendJson(
+      res,
+      200,
+      openAiWire.completion(
+        { content: 'a b c d e f g h i j' },
+        { usage: { prompt_tokens: 30, completion_tokens: 10, total_tokens: 40 } },
+      ),
+    );
+  });
+});
+afterAll(async () => {
+  await upstream?.close();
+});
+
+async function setUp(gateways: TestGateway[]) {
+  const [first] = gateways as [TestGateway];
+  const studio = `par${Math.random().toString(36).slice(2, 8)}`;
+  const { token } = await studioWithToken(first, studio);
+  const admin = (path: string, body: unknown) => first.api('POST', path, { token: first.adminKey, body });
+  ok(await admin('/v1/ai/prices/upsert', { model: 'compat/m', input_per_mtok: 10, output_per_mtok: 20 }));
+  ok(
+    await admin('/v1/studios/budgets/set', {
+      studio_id: studio,
+      amount_usd: BUDGET_MICRO_USD / 1_000_000,
+      window: 'day',
+      mode: 'hard',
+    }),
+  );
+  // Every gateway must see the price and the budget before the burst.
+  for (const gw of gateways) {
+    for (let i = 0; ; i++) {
+      const budgets = await gw.api('GET', `/v1/studios/budgets/list?studio_id=${studio}`, {
+        token: gw.adminKey,
+      });
+      const prices = await gw.api('GET', '/v1/ai/prices', { token: gw.adminKey });
+      const price = prices.json?.items?.find((p: { model: string }) => p.model === 'compat/m');
+      if (budgets.json?.items?.length === 1 && price?.output_per_mtok === 20) break;
+      if (i > 200) throw new Error('a gateway never saw the budget');
+      await sleep(25);
+    }
+  }
+  return { studio, token };
+}
+
+async function burst(gateways: TestGateway[]) {
+  const { studio, token } = await setUp(gateways);
+  const callsBefore = upstream.requests.length;
+  let lowestRemaining = Number.POSITIVE_INFINITY;
+  let running = true;
+  const watcher = (async () => {
+    while (running) {
+      for (const gw of gateways) {
+        const res = await gw.api('GET', `/v1/studios/budgets/list?studio_id=${studio}`, {
+          token: gw.adminKey,
+        });
+        lowestRemaining = Math.min(lowestRemaining, res.json.items[0].remaining_usd);
+      }
+      await sleep(5);
+    }
+  })();
+  const answers: ApiResponse[] = await Promise.all(
+    Array.from({ length: REQUESTS }, (_, i) =>
+      gateways[i % gateways.length]!.api('POST', '/v1/ai/chat/completions', {
+        token,
+        body: { model: 'compat/m', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 },
+      }),
+    ),
+  );
+  running = false;
+  await watcher;
+
+  const served = answers.filter((a) => a.status === 200);
+  const refused = answers.filter((a) => a.status === 402);
+  expect(served.length + refused.length).toBe(REQUESTS);
+  for (const answer of refused)
+    expect(answer.json.error).toMatchObject({ type: 'insufficient_quota', code: 'budget_exceeded' });
+  // Refused requests never reached the upstream.
+  expect(upstream.requests.length - callsBefore).toBe(served.length);
+  expect(served.length).toBeGreaterThanOrEqual(10);
+  const spent = await recordedSpend(gateways[0]!, studio);
+  expect(spent).toBe(served.length * 500);
+  expect(spent).toBeLessThanOrEqual(BUDGET_MICRO_USD);
+  expect(lowestRemaining).toBeGreaterThanOrEqual(0);
+  return { served: served.length };
+}
+
+describe('a hard budget under 200 parallel requests', () => {
+  it('on one process (the embedded store): never spends past the budget', async () => {
+    const gw = await governedGateway({ store: 'pglite', upstreamUrl: upstream.url });
+    try {
+      await burst([gw]);
+    } finally {
+      await gw.close();
+    }
+  }, 120_000);
+
+  it('on two gateways sharing PostgreSQL: never spends past the budget', async (t) => {
+    const db = await freshPostgresDatabase();
+    if (!db) return t.skip();
+    const masterKey = sharedMasterKey();
+    const a = await governedGateway({
+      store: 'postgres',
+      upstreamUrl: upstream.url,
+      databaseUrl: db.url,
+      masterKey,
+    });
+    const b = await governedGateway({
+      store: 'postgres',
+      upstreamUrl: upstream.url,
+      databaseUrl: db.url,
+      masterKey,
+    });
+    try {
+      await burst([a, b]);
+    } finally {
+      await a.close();
+      await b.close();
+      await db.drop();
+    }
+  }, 120_000);
+});

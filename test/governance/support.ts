@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { builtinAiProviders } from '../../services/ai/providers/index.ts';
+import { UpstreamClient } from '../../services/ai/upstream.ts';
+import {
+  type ApiResponse,
+  startTestGateway,
+  type TestGateway,
+  type TestStoreKind,
+} from '../support/gateway.ts';
+
+/** A gateway whose `compat/m` model is served by `upstreamUrl` (an OpenAI-compatible mock). */
+export async function governedGateway(options: {
+  store: TestStoreKind;
+  upstreamUrl: string;
+  databaseUrl?: string;
+  masterKey?: string;
+}): Promise<TestGateway> {
+  return startTestGateway({
+    store: options.store,
+    logLevel: 'silent',
+    ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
+    ...(options.masterKey ? { masterKey: options.masterKey } : {}),
+    processEnv: { OPENAI_COMPATIBLE_BASE_URL: `${options.upstreamUrl}/v1`, OPENAI_COMPATIBLE_MODELS: 'm' },
+    ai: {
+      upstream: new UpstreamClient({ timeoutMs: 10_000, idleTimeoutMs: 10_000, retries: 0, retryBaseMs: 1 }),
+      providers: builtinAiProviders,
+    },
+  });
+}
+
+export const sharedMasterKey = () => randomBytes(32).toString('hex');
+
+/** Throws unless the answer is a success: set-up steps must not fail quietly. */
+export function ok(res: ApiResponse): ApiResponse {
+  if (res.status >= 300) throw new Error(`${res.status} ${res.text}`);
+  return res;
+}
+
+/** Creates studio `id` with one user token; answers the token's secret and id. */
+export async function studioWithToken(
+  gw: TestGateway,
+  id: string,
+): Promise<{ token: string; tokenId: string }> {
+  ok(await gw.api('POST', '/v1/studios/create', { token: gw.adminKey, body: { name: id, studio_id: id } }));
+  const issued = ok(
+    await gw.api('POST', '/v1/studios/tokens/apply', { token: gw.adminKey, body: { studio_id: id } }),
+  );
+  return { token: issued.json.user_token, tokenId: issued.json.token.id };
+}
+
+/** The micro-dollars recorded as spent in a studio's usage stream, read from the log. */
+export async function recordedSpend(gw: TestGateway, studioId: string): Promise<number> {
+  const events = await gw.running.ctx.events.readStream(`usage-${studioId}`);
+  return events
+    .filter((e) => e.type === 'GenerationCompleted' || e.type === 'GenerationFailed')
+    .reduce((sum, e) => sum + ((e.data as { costMicroUsd?: number }).costMicroUsd ?? 0), 0);
+}
