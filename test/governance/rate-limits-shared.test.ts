@@ -12,7 +12,7 @@ import {
   newStudio,
   startLimitedGateway,
   until,
-} from './support/limited-gateway.ts';
+} from './limited-gateway.ts';
 
 // Two gateways on one PostgreSQL database count against the same limits: a deployment of N
 // gateways does not allow N times as much. Counters in PostgreSQL, or in Redis with REDIS_URL.

@@ -10,7 +10,7 @@ import {
   rateHeaders,
   startLimitedGateway,
   until,
-} from './support/limited-gateway.ts';
+} from './limited-gateway.ts';
 
 // Rate limits on one gateway: requests and tokens per minute and generations at once, per studio
 // and per token, refused with a 429 before any upstream call, and OpenAI's x-ratelimit-* headers on

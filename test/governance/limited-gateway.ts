@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { builtinAiProviders } from '../../../services/ai/providers/index.ts';
-import { UpstreamClient } from '../../../services/ai/upstream.ts';
-import { adminOk } from '../../accounts/support/accounts.ts';
+import { builtinAiProviders } from '../../services/ai/providers/index.ts';
+import { UpstreamClient } from '../../services/ai/upstream.ts';
+import { adminOk } from '../accounts/support/accounts.ts';
 import {
   type ApiResponse,
   startTestGateway,
   type TestGateway,
   type TestGatewayOptions,
-} from '../../support/gateway.ts';
+} from '../support/gateway.ts';
 import {
   gate,
   type Json,
@@ -16,7 +16,8 @@ import {
   sendJson,
   sse,
   type WireMock,
-} from '../../support/mock-ai-upstreams.ts';
+} from '../support/mock-ai-upstreams.ts';
+import { studioWithToken } from './support.ts';
 
 export const MODEL = 'openai/gpt-4o-mini';
 
@@ -115,8 +116,7 @@ export async function newStudio(
   gw: TestGateway,
 ): Promise<{ studioId: string; token: string; tokenId: string }> {
   const studioId = `limits-${randomBytes(4).toString('hex')}`;
-  await adminOk(gw, 'POST', '/v1/studios/create', { name: studioId, studio_id: studioId });
-  return { studioId, ...(await newToken(gw, studioId)) };
+  return { studioId, ...(await studioWithToken(gw, studioId)) };
 }
 
 export async function newToken(
