@@ -167,14 +167,16 @@ describe('usage', () => {
       (u) => u.totals.requests >= 3,
     );
     // dev/echo at its default 1.00 / 2.00 per million tokens: 2 + 3 × 2 micro-dollars. The stream
-    // cut short counts what it streamed (1 input, 2 output tokens), at test/slow's price of nothing.
+    // cut short counts what it streamed before the client left (1 input token, and as many output
+    // tokens as had arrived), at test/slow's price of nothing.
     expect(usage.totals).toEqual({
       requests: 3,
       failures: 2,
       input_tokens: 3,
-      output_tokens: 5,
+      output_tokens: expect.any(Number),
       cost_usd: 0.000008,
     });
+    expect(usage.totals.output_tokens).toBeGreaterThanOrEqual(3);
     expect(usage.items).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
