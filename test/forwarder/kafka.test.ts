@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLog } from '../../services/audit/verify.ts';
 import { parseBrokers } from '../../services/forwarder/gateway.ts';
 import {
   FORWARDER_CHECKPOINT,
@@ -345,6 +346,8 @@ for (const target of TARGETS) {
           });
           expect(res.status).toBe(201);
         }
+        // Once the sealer has sealed them, the log stays as it is (a seal is not sealed again).
+        await until(async () => (await verifyLog(gateway.ctx.events)).unsealed === 0, 'the log sealed');
         const head = await gateway.ctx.events.headPosition();
         // biome-ignore lint/suspicious/noExplicitAny: the parsed health document.
         let health: any;
