@@ -8,6 +8,7 @@ import { until } from '../../shared/event-store/testing.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { TamperedLog } from './tampered-log.ts';
+import { untilSealed } from './until-sealed.ts';
 
 const metadata = { actor: 'admin', requestId: 'req-1' };
 const running: (() => Promise<void>)[] = [];
@@ -28,28 +29,24 @@ function startSealer(store: EventStore, options: Omit<LogSealerOptions, 'events'
   return { stop };
 }
 
-async function appendEvents(store: EventStore, count: number, stream = 'studio-acme'): Promise<void> {
+/** Appends `count` events, one at a time; the position of the last. */
+async function appendEvents(store: EventStore, count: number, stream = 'studio-acme'): Promise<number> {
+  let position = 0;
   for (let i = 0; i < count; i++)
-    await store.append(stream, [{ type: 'Noted', data: { i, b: 1, a: 2 } }], { metadata });
+    ({ position } = await store.append(stream, [{ type: 'Noted', data: { i, b: 1, a: 2 } }], { metadata }));
+  return position;
 }
-
 const seals = async (store: EventStore) =>
   (await store.readStream(SEALS_STREAM)).map((e) => e.data as LogSealedData);
 
 const logEvents = async (store: EventStore) =>
   (await store.readAll()).filter((e) => e.streamId !== SEALS_STREAM);
 
-/** Waits until every event of the log is sealed. */
-async function untilSealed(store: EventStore): Promise<void> {
-  await until(async () => (await verifyLog(store)).unsealed === 0, 'every event sealed');
-}
-
 /** A log of `count` events, sealed `sealEvery` at a time, the sealer stopped. */
 async function sealedLog(count: number, sealEvery: number): Promise<MemoryEventStore> {
   const store = new MemoryEventStore();
   const sealer = startSealer(store, { sealEvery, sealAfterMs: 10 });
-  await appendEvents(store, count);
-  await untilSealed(store);
+  await untilSealed(store, await appendEvents(store, count));
   await sealer.stop();
   return store;
 }
@@ -84,8 +81,7 @@ describe('the log sealer', () => {
   it('seals a shorter range once its first event has waited the time bound', async () => {
     const store = new MemoryEventStore();
     startSealer(store, { sealEvery: 1_000, sealAfterMs: 20 });
-    await appendEvents(store, 2);
-    await untilSealed(store);
+    await untilSealed(store, await appendEvents(store, 2));
     expect((await seals(store)).map((s) => s.events.length)).toEqual([2]);
   });
 
@@ -101,8 +97,7 @@ describe('the log sealer', () => {
     const store = await sealedLog(5, 2);
     const before = (await seals(store)).length;
     startSealer(store, { sealEvery: 2, sealAfterMs: 10 });
-    await appendEvents(store, 3, 'studio-globex');
-    await untilSealed(store);
+    await untilSealed(store, await appendEvents(store, 3, 'studio-globex'));
     const all = await seals(store);
     expect(all.length).toBeGreaterThan(before);
     const listed = all.flatMap((s) => s.events.map(([p]) => p));
@@ -115,8 +110,7 @@ describe('the log sealer', () => {
     const options = { sealEvery: 2, sealAfterMs: 5, retry: { initialMs: 1, maxMs: 10 } };
     startSealer(store, options);
     startSealer(store, options);
-    await appendEvents(store, 30);
-    await untilSealed(store);
+    await untilSealed(store, await appendEvents(store, 30));
     const report = await verifyLog(store);
     expect(report).toMatchObject({ ok: true, events_checked: 30, unsealed: 0, breaks: 0 });
   });

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyLog } from '../../services/audit/verify.ts';
 import { parseBrokers } from '../../services/forwarder/gateway.ts';
 import {
   FORWARDER_CHECKPOINT,
@@ -28,6 +27,7 @@ import {
   type CheckpointStore,
   MemoryCheckpointStore,
 } from '../../shared/projections/checkpoints.ts';
+import { untilSealed } from '../audit/until-sealed.ts';
 import {
   type Cluster,
   checkDelivery,
@@ -347,7 +347,7 @@ for (const target of TARGETS) {
           expect(res.status).toBe(201);
         }
         // Once the sealer has sealed them, the log stays as it is (a seal is not sealed again).
-        await until(async () => (await verifyLog(gateway.ctx.events)).unsealed === 0, 'the log sealed');
+        await untilSealed(gateway.ctx.events, await gateway.ctx.events.headPosition());
         const head = await gateway.ctx.events.headPosition();
         // biome-ignore lint/suspicious/noExplicitAny: the parsed health document.
         let health: any;
