@@ -3,6 +3,7 @@ import { config as loadDotenv } from 'dotenv';
 import { ConfigError, loadConfig, type StudioConfig } from '../shared/config.ts';
 import { DataDirInUse } from '../shared/data-dir-lock.ts';
 import { EmptyKeyFile } from '../shared/key-files.ts';
+import { verifyCommand } from './audit.ts';
 import { migrateCommand } from './migrate.ts';
 import { rebuildCommand } from './rebuild.ts';
 import { startCommand } from './start.ts';
@@ -83,6 +84,16 @@ projections
   .description('reset and replay one read model, or all of them, from the log (with a progress bar)')
   .action(async (name: string | undefined) => {
     await rebuildCommand(configWith({}), name);
+  });
+
+const audit = program.command('audit').description('the audit log: the event log and its seals');
+audit
+  .command('verify')
+  .description(
+    'check the log against its seals: names the first edited, missing or unexpected event (exit code 1), counts unsealed ones',
+  )
+  .action(async () => {
+    await verifyCommand(configWith({}));
   });
 
 try {

@@ -2,9 +2,8 @@ import { SingleBar } from 'cli-progress';
 import { GATEWAY_PROJECTIONS } from '../services/gateway/projections.ts';
 import { RUNTIME_PROJECTIONS } from '../services/runtime/projections.ts';
 import type { StudioConfig } from '../shared/config.ts';
-import { lockDataDir } from '../shared/data-dir-lock.ts';
-import { openStore } from '../shared/event-store/open.ts';
 import { rebuildProjection } from '../shared/projections/rebuild.ts';
+import { withLog } from './open-log.ts';
 
 /** `studio projections rebuild [name]`: replays from the log and saves fresh checkpoints. */
 export async function rebuildCommand(config: StudioConfig, name: string | undefined): Promise<void> {
@@ -16,18 +15,7 @@ export async function rebuildCommand(config: StudioConfig, name: string | undefi
     process.exitCode = 2;
     return;
   }
-  if (config.eventStore === 'memory') {
-    console.error('studio: the memory store keeps nothing between processes; there is nothing to rebuild');
-    process.exitCode = 2;
-    return;
-  }
-  const lock = config.eventStore === 'pglite' ? await lockDataDir(config.dataDir) : undefined;
-  const store = await openStore({
-    kind: config.eventStore,
-    dataDir: config.dataDir,
-    databaseUrl: config.databaseUrl,
-  });
-  try {
+  await withLog(config, 'rebuild', async (store) => {
     for (const projection of chosen) {
       const bar = new SingleBar({
         format: `  ${projection.name.padEnd(10)} [{bar}] {percentage}% | {events} events`,
@@ -46,8 +34,5 @@ export async function rebuildCommand(config: StudioConfig, name: string | undefi
         `  ${projection.name}: ${result.events} events in ${Math.round(result.ms)} ms (${rate} events/s)`,
       );
     }
-  } finally {
-    await store.close();
-    await lock?.release();
-  }
+  });
 }

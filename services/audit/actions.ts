@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isStorableIdentifier, type StoredEvent } from '../../shared/event-store/types.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineAction, defineService } from '../../shared/http/action.ts';
+import { verifyLog } from './verify.ts';
 
 const MAX_LIMIT = 1000;
 
@@ -60,6 +61,15 @@ export function auditService(gw: GatewayContext) {
             next_after: events.length === limit ? events.at(-1)!.position : null,
           };
         },
+      }),
+      defineAction({
+        service: 'audit',
+        action: 'verify',
+        method: 'GET',
+        identities: ['admin'],
+        summary: 'Check the log against its seals: the first edited, missing or unexpected event, if any',
+        input: z.strictObject({}),
+        handler: () => verifyLog(gw.events),
       }),
     ],
   });

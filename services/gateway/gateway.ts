@@ -16,6 +16,7 @@ import { type CounterStore, openCounters } from '../../shared/rate-limit/counter
 import { accountsService } from '../accounts/actions.ts';
 import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/module.ts';
 import { auditService } from '../audit/actions.ts';
+import { gatewaySealer, type SealingOptions } from '../audit/sealing.ts';
 import { envService } from '../env/actions.ts';
 import { forwarderHealth, gatewayForwarder } from '../forwarder/gateway.ts';
 import { studiosService } from '../studios/actions.ts';
@@ -32,6 +33,8 @@ export interface GatewayOptions {
   readModels?: ProjectionRunnerOptions;
   /** Overrides for tests: the upstream client and the providers. */
   ai?: Omit<AiModuleOptions, 'dataDir'>;
+  /** Tests: how often the log is sealed (default every 1,000 events or 1 s). */
+  sealing?: SealingOptions;
 }
 
 export interface RunningGateway {
@@ -155,6 +158,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const registry = buildRegistry(ctx, ai);
   const forwarder = gatewayForwarder(options.config, ctx); // KAFKA_BROKERS set: the Kafka forwarder
+  const sealer = gatewaySealer(ctx, options.sealing);
   const app = createHttpApp({
     registry,
     authenticator: new Authenticator(opened.adminKey, tokenLookup(ctx)),
@@ -194,6 +198,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const { server } = listening;
   ai.start();
   forwarder?.start();
+  sealer.start();
   return {
     url: listening.url,
     adminKeySource: opened.adminKeySource,
@@ -206,6 +211,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         server.closeIdleConnections();
       });
       await forwarder?.stop();
+      await sealer.stop();
       await ai.close();
       await opened.close();
     },

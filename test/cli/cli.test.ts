@@ -1,8 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../shared/event-store/testing.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
 const STUDIO = join(import.meta.dirname, '../../bin/studio.mjs');
 
@@ -13,10 +17,14 @@ function studio(args: string[], env: Record<string, string>) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
+  let stdout = '';
+  child.stdout.on('data', (chunk) => {
+    output += chunk;
+    stdout += chunk;
+  });
   child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  return { child, output: () => output, stdout: () => stdout, exited };
 }
 
 async function waitFor(check: () => boolean, what: string, ms = 60_000): Promise<void> {
@@ -93,9 +101,103 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
     );
   });
 
+  it('audit verify checks the log a gateway sealed, with progress on stderr and the report on stdout', async () => {
+    const run = studio(['start', '--port', '0'], { STUDIO_DATA_DIR: dataDir });
+    server = run.child;
+    await waitFor(() => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the banner');
+    const url = /Studio gateway\s+(http:\/\/\S+)/.exec(run.output())![1]!;
+    const headers = {
+      authorization: `Bearer ${(await readFile(join(dataDir, 'admin.key'), 'utf8')).trim()}`,
+    };
+    const created = await fetch(`${url}/v1/studios/create`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Acme', studio_id: 'acme' }),
+    });
+    expect(created.status).toBe(201);
+    let sealed = false;
+    const deadline = Date.now() + 20_000;
+    while (!sealed && Date.now() < deadline) {
+      const report = (await (await fetch(`${url}/v1/audit/verify`, { headers })).json()) as {
+        ok: boolean;
+        unsealed: number;
+        events_checked: number;
+      };
+      sealed = report.ok === true && report.unsealed === 0 && report.events_checked > 0;
+      if (!sealed) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(sealed).toBe(true);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    server = undefined;
+
+    const verify = studio(['audit', 'verify'], { STUDIO_DATA_DIR: dataDir });
+    expect(await verify.exited).toBe(0);
+    const report = JSON.parse(verify.stdout());
+    expect(report).toMatchObject({ ok: true, unsealed: 0, breaks: 0 });
+    expect(report.events_checked).toBeGreaterThan(0);
+    expect(verify.output()).toMatch(/verifying \[[^\]]*\] 100%/);
+    expect(verify.output()).toContain(
+      `ok: ${report.events_checked} events in ${report.seals_checked} seals verified`,
+    );
+  });
+
   it('bad configuration is refused with the variable named', async () => {
     const run = studio(['start'], { STUDIO_DATA_DIR: dataDir, ADMIN_SECRET_KEY: 'short' });
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain('ADMIN_SECRET_KEY must be at least 32 characters');
   });
 });
+
+const database = await freshPostgresDatabase();
+
+describe.skipIf(database === undefined)(
+  `studio audit verify on PostgreSQL ${database ? '' : `(not run: ${postgresUnavailableReason})`}`,
+  { timeout: 60_000 },
+  () => {
+    let gw: TestGateway | undefined;
+    afterAll(async () => {
+      await gw?.close();
+      await database?.drop();
+    });
+
+    it('names an edited row and exits 1, while a gateway keeps serving the same database', async () => {
+      gw = await startTestGateway({
+        store: 'postgres',
+        databaseUrl: database!.url,
+        sealing: { sealAfterMs: 50 },
+        logLevel: 'warn',
+      });
+      const admin = { token: gw.adminKey };
+      expect((await gw.api('POST', '/v1/studios/create', { ...admin, body: { name: 'Acme' } })).status).toBe(
+        201,
+      );
+      await until(
+        async () => (await gw!.api('GET', '/v1/audit/verify', admin)).json.unsealed === 0,
+        'sealed',
+      );
+      const [created] = (await gw.api('GET', '/v1/audit/events?type=StudioCreated', admin)).json.items;
+      const sql = new pg.Client({ connectionString: database!.url });
+      await sql.connect();
+      try {
+        await sql.query(`UPDATE events SET data = data || '{"name": "Mallory"}' WHERE position = $1`, [
+          created.position,
+        ]);
+      } finally {
+        await sql.end();
+      }
+
+      const verify = studio(['audit', 'verify'], {
+        STUDIO_EVENT_STORE: 'postgres',
+        DATABASE_URL: database!.url,
+        STUDIO_DATA_DIR: join(tmpdir(), 'studio-cli-unused'),
+      });
+      expect(await verify.exited).toBe(1);
+      expect(JSON.parse(verify.stdout())).toMatchObject({
+        ok: false,
+        first_break: { position: created.position, reason: 'edited' },
+      });
+      expect(verify.output()).toContain(`BROKEN: edited at position ${created.position}`);
+    });
+  },
+);

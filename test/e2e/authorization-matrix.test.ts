@@ -50,6 +50,7 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/env/import',              401,   403,  403,   403,    401,     200],
   ['GET /v1/services',                 401,   200,  200,   403,    401,     200],
   ['GET /v1/audit/events',             401,   403,  403,   403,    401,     200],
+  ['GET /v1/audit/verify',             401,   403,  403,   403,    401,     200],
   ['GET /health',                      200,   200,  200,   200,    200,     200],
   ['GET /ready',                       200,   200,  200,   200,    200,     200],
   ['GET /v1/ai/models',                401,   200,  200,   403,    401,     200],
@@ -217,6 +218,7 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   }),
   'GET /v1/services': async () => ({ path: '/v1/services' }),
   'GET /v1/audit/events': async () => ({ path: '/v1/audit/events?limit=5' }),
+  'GET /v1/audit/verify': async () => ({ path: '/v1/audit/verify' }),
   'GET /health': async () => ({ path: '/health' }),
   'GET /ready': async () => ({ path: '/ready' }),
   'GET /v1/ai/models': async () => ({ path: '/v1/ai/models' }),
@@ -415,6 +417,7 @@ describe('refused calls change nothing', () => {
     const allowed = new Set([
       'admin',
       'gateway',
+      'system', // the log sealer
       `token:${await tokenId(fx.credential.user)}`,
       `token:${await tokenId(fx.credential.other)}`,
     ]);

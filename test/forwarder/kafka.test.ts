@@ -27,6 +27,7 @@ import {
   type CheckpointStore,
   MemoryCheckpointStore,
 } from '../../shared/projections/checkpoints.ts';
+import { untilSealed } from '../audit/until-sealed.ts';
 import {
   type Cluster,
   checkDelivery,
@@ -345,6 +346,8 @@ for (const target of TARGETS) {
           });
           expect(res.status).toBe(201);
         }
+        // Once the sealer has sealed them, the log stays as it is (a seal is not sealed again).
+        await untilSealed(gateway.ctx.events, await gateway.ctx.events.headPosition());
         const head = await gateway.ctx.events.headPosition();
         // biome-ignore lint/suspicious/noExplicitAny: the parsed health document.
         let health: any;

@@ -29,6 +29,8 @@ export interface TestGatewayOptions {
   storeHooks?: GatewayOptions['storeHooks'];
   /** The read models' retry backoff and stale bound. */
   readModels?: GatewayOptions['readModels'];
+  /** How often the log is sealed (default every 1,000 events or 1 s). */
+  sealing?: GatewayOptions['sealing'];
 }
 
 export interface ApiRequest {
@@ -104,8 +106,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
   });
   const processEnv = options.processEnv ?? {};
-  const { ai, storeHooks, readModels } = options;
-  const start = () => startGateway({ config, logger, processEnv, ai, storeHooks, readModels });
+  const { ai, storeHooks, readModels, sealing } = options;
+  const start = () => startGateway({ config, logger, processEnv, ai, storeHooks, readModels, sealing });
 
   let running: RunningGateway | undefined;
   try {

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from './canonical-json.ts';
+
+describe('canonicalJson', () => {
+  it('sorts object keys at every depth and keeps array order', () => {
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
+    );
+  });
+
+  it('gives one text for objects that differ only in key order', () => {
+    const written = { name: 'acme', id: 7, nested: { long_key: true, k: 'v' } };
+    const reordered = { id: 7, nested: { k: 'v', long_key: true }, name: 'acme' };
+    expect(canonicalJson(reordered)).toBe(canonicalJson(written));
+  });
+
+  it('keeps what JSON keeps: undefined members dropped, toJSON applied, text escaped as JSON does', () => {
+    expect(canonicalJson({ a: undefined, b: [undefined], when: new Date(0), s: '\u0000\ud800"' })).toBe(
+      '{"b":[null],"s":"\\u0000\\ud800\\"","when":"1970-01-01T00:00:00.000Z"}',
+    );
+    expect(canonicalJson(undefined)).toBe('null');
+  });
+
+  it('treats names such as __proto__ and constructor as keys like any other', () => {
+    const value = JSON.parse('{"__proto__":{"x":1},"constructor":2}');
+    expect(canonicalJson(value)).toBe('{"__proto__":{"x":1},"constructor":2}');
+  });
+
+  it('sorts integer-like keys as text, not in the order JavaScript lists them', () => {
+    expect(canonicalJson({ 9: 'a', 10: 'b', x: 'c' })).toBe('{"10":"b","9":"a","x":"c"}');
+  });
+});
