@@ -88,11 +88,13 @@ export class UsageRecorder {
   }
 
   async record(event: GenerationEvent): Promise<void> {
-    const submission: Submission = { kind: 'record', event: { ...event, id: randomUUID() } };
-    await this.#commits.submit(event.data.studioId, submission).catch((error: unknown) => {
-      this.#retryLater(event.data.studioId, submission);
-      throw error;
-    });
+    const withId = { ...event, id: randomUUID() };
+    await this.#commits
+      .submit(event.data.studioId, { kind: 'record', event: withId })
+      .catch((error: unknown) => {
+        this.#retryLater(event.data.studioId, withId);
+        throw error;
+      });
   }
 
   /** Sets aside the worst case of a generation under its studio's and token's hard budgets. */
@@ -177,14 +179,20 @@ export class UsageRecorder {
     return state;
   }
 
-  #retryLater(studioId: string, submission: Submission): void {
+  #retryLater(studioId: string, event: GenerationEvent & { id: string }): void {
     this.logger?.warn({ studioId }, 'could not append usage; retrying');
     const retry = (async () => {
       while (!this.#closed) {
         await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_MS).unref());
         if (this.#closed) break;
         try {
-          await this.#commits.submit(studioId, submission);
+          // Alone, not in a group: the failed append may have been stored with its answer lost, and
+          // an append mixing ids already stored with new ones is refused (DuplicateEventId), which
+          // would fail the generations grouped with it. Alone, a stored id is a no-op. The ledger
+          // is read again before the next budget decision, which then counts this event.
+          await this.#append(studioId, [event], 'any');
+          const cached = this.#ledgers.get(studioId);
+          if (cached) cached.fresh = false;
           return;
         } catch {
           // still failing: the next round retries

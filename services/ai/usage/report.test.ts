@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type UsageState, usageProjection } from '../../../projections/usage.ts';
 import type { Stored } from '../../../shared/projections/projection.ts';
-import type { UsageEvent } from './events.ts';
+import type { GenerationEvent } from './events.ts';
 import { USAGE_FIELDS, type UsageDimension, usageReport } from './report.ts';
 
 interface Generation {
@@ -30,7 +30,7 @@ function given(generations: Generation[]): UsageState {
       costMicroUsd: g.cost ?? 8,
       status: g.failed ? 502 : 200,
     };
-    const event: UsageEvent = g.failed
+    const event: GenerationEvent = g.failed
       ? { type: 'GenerationFailed', data: { ...data, errorCode: 'upstream_error' } }
       : { type: 'GenerationCompleted', data };
     usageProjection.apply(state, {
@@ -41,7 +41,7 @@ function given(generations: Generation[]): UsageState {
       position: i + 1,
       metadata: { actor: 'gateway' },
       createdAt: g.at,
-    } as Stored<UsageEvent>);
+    } as Stored<GenerationEvent>);
   });
   return usageProjection.fromSnapshot(JSON.parse(JSON.stringify(usageProjection.toSnapshot(state))));
 }
