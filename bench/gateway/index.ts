@@ -12,7 +12,8 @@
  *   BENCH_GATEWAY_SECONDS=N       closed-loop time box per target and mode (default 5, quick 1.5)
  *   BENCH_GATEWAY_STORE=pglite    Studio's event store: pglite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
- *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,thin,studio,portkey
+ *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,thin,studio,studio-unheld,portkey (studio-unheld: Studio
+ *                                 whose answers do not wait for their usage event, the cost of holding them)
  *
  * autocannon and @portkey-ai/gateway are installed into a temp directory at run time (see tools.ts).
  */
@@ -184,17 +185,21 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       targets.push({ ...targets[0]!, key: 'thin', label: LABELS.thin, proc: thin, origin: thin.url });
     }
 
-    if (wanted.has('studio')) {
+    const studios = [
+      { key: 'studio', env: {} },
+      { key: 'studio-unheld', env: { BENCH_ANSWER_BEFORE_USAGE_DURABLE: '1' } },
+    ] as const;
+    for (const { key, env } of studios.filter((s) => wanted.has(s.key))) {
       const base: Target = {
-        key: 'studio',
-        label: `${LABELS.studio} (${store} event store)`,
+        key,
+        label: `${LABELS[key]} (${store} event store)`,
         origin: '',
         path: '/v1/ai/chat/completions',
         headers: plain,
         model: 'compat/bench',
       };
       try {
-        const studio = await startStudioTarget({ dir, mockUrl: mock.url, store });
+        const studio = await startStudioTarget({ dir: join(dir, key), mockUrl: mock.url, store, env });
         children.push(studio.child);
         targets.push({
           ...base,

@@ -17,7 +17,7 @@ import { PriceBook } from './prices/price-book.ts';
 import { builtinAiProviders } from './providers/index.ts';
 import type { Provider } from './providers/types.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, UpstreamClient } from './upstream.ts';
-import { UsageRecorder } from './usage/recorder.ts';
+import { UsageRecorder, type UsageRecorderOptions } from './usage/recorder.ts';
 
 export interface AiModuleOptions {
   dataDir: string;
@@ -27,6 +27,8 @@ export interface AiModuleOptions {
   providers?: (upstream: UpstreamClient) => Provider[];
   /** How often running video jobs are polled at their upstream (default 5 s). */
   jobPollMs?: number;
+  /** Benchmark only (see `UsageRecorderOptions`). */
+  usage?: UsageRecorderOptions;
 }
 
 /** The `ai` service: catalog, generation in every modality, chat completions, jobs, usage. */
@@ -42,10 +44,16 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
   const catalog = new Catalog(providers, env);
   const prices = new PriceBook(gw);
   const budgets = () => gw.projections.state(budgetsProjection);
-  const usage = new UsageRecorder(gw.events, gw.logger, prices, {
-    rulesOf: (studioId) => [...(budgets().get(studioId)?.rules.values() ?? [])],
-    ledgerOf: (studioId) => budgets().get(studioId)?.ledger,
-  });
+  const usage = new UsageRecorder(
+    gw.events,
+    gw.logger,
+    prices,
+    {
+      rulesOf: (studioId) => [...(budgets().get(studioId)?.rules.values() ?? [])],
+      ledgerOf: (studioId) => budgets().get(studioId)?.ledger,
+    },
+    options.usage,
+  );
   const jobs = new JobWorker(gw, catalog, env, usage, options.dataDir, options.jobPollMs);
   const deps: AiDeps = {
     gw,

@@ -173,4 +173,14 @@ describe('UsageRecorder', () => {
     expect(new Set(store.appends.flatMap((a) => a.ids)).size).toBe(1);
     expect((await logOf(store, 'acme')).map((e) => e.requestId)).toEqual(['r1']);
   });
+
+  it('with answerBeforeDurable (the benchmark’s "without"), resolves before the append is done', async () => {
+    const store = new WatchedStore();
+    store.next = ['hold'];
+    const recorder = new UsageRecorder(store, undefined, undefined, undefined, { answerBeforeDurable: true });
+    await recorder.record(generation('acme', 'r1'));
+    expect(await logOf(store, 'acme')).toEqual([]);
+    store.release();
+    await vi.waitUntil(async () => (await logOf(store, 'acme')).length === 1);
+  });
 });

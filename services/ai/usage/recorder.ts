@@ -59,6 +59,15 @@ type Submission =
 
 type Outcome = ReserveOutcome | undefined;
 
+export interface UsageRecorderOptions {
+  /**
+   * **Benchmark only** (bench/gateway): `record` resolves at once and the append goes on behind it,
+   * so answers do not wait for their record; the benchmark measures what waiting costs against
+   * this. Never for a deployment: an answer could then be sent and its record lost in a crash.
+   */
+  answerBeforeDurable?: boolean;
+}
+
 /**
  * The one writer of the usage streams (`usage-<studio>`). `record` appends a generation's event and
  * resolves once it is durable, so a caller can hold the end of its answer until then; `reserve`
@@ -78,6 +87,7 @@ export class UsageRecorder {
     private readonly logger?: Logger,
     private readonly prices?: PriceSource,
     private readonly budgets?: BudgetSource,
+    private readonly options: UsageRecorderOptions = {},
   ) {
     this.#commits = new GroupCommit((studioId, items) => this.#commit(studioId, items));
   }
@@ -89,12 +99,18 @@ export class UsageRecorder {
 
   async record(event: GenerationEvent): Promise<void> {
     const withId = { ...event, id: randomUUID() };
-    await this.#commits
+    const durable = this.#commits
       .submit(event.data.studioId, { kind: 'record', event: withId })
+      .then(() => undefined)
       .catch((error: unknown) => {
         this.#retryLater(event.data.studioId, withId);
         throw error;
       });
+    if (this.options.answerBeforeDurable) {
+      durable.catch(() => undefined);
+      return;
+    }
+    return durable;
   }
 
   /** Sets aside the worst case of a generation under its studio's and token's hard budgets. */
