@@ -179,6 +179,8 @@ describe('UsageRecorder', () => {
     store.next = ['hold'];
     const recorder = new UsageRecorder(store, undefined, undefined, undefined, { answerBeforeDurable: true });
     await recorder.record(generation('acme', 'r1'));
+    await tick();
+    expect(store.appends).toHaveLength(1);
     expect(await logOf(store, 'acme')).toEqual([]);
     store.release();
     await vi.waitUntil(async () => (await logOf(store, 'acme')).length === 1);
