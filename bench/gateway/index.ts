@@ -12,7 +12,8 @@
  *   BENCH_GATEWAY_SECONDS=N       closed-loop time box per target and mode (default 5, quick 1.5)
  *   BENCH_GATEWAY_STORE=pglite    Studio's event store: pglite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
- *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,thin,studio,studio-unheld,portkey (studio-unheld: Studio
+ *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,thin,studio,studio-governed,studio-unheld,portkey
+ *                                 (studio-governed: a hard budget and rate limits set; studio-unheld: Studio
  *                                 whose answers do not wait for their usage event, the cost of holding them)
  *
  * autocannon and @portkey-ai/gateway are installed into a temp directory at run time (see tools.ts).
@@ -186,10 +187,11 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
     }
 
     const studios = [
-      { key: 'studio', env: {} },
-      { key: 'studio-unheld', env: { BENCH_ANSWER_BEFORE_USAGE_DURABLE: '1' } },
+      { key: 'studio', env: {}, governed: false },
+      { key: 'studio-governed', env: {}, governed: true },
+      { key: 'studio-unheld', env: { BENCH_ANSWER_BEFORE_USAGE_DURABLE: '1' }, governed: false },
     ] as const;
-    for (const { key, env } of studios.filter((s) => wanted.has(s.key))) {
+    for (const { key, env, governed } of studios.filter((s) => wanted.has(s.key))) {
       const base: Target = {
         key,
         label: `${LABELS[key]} (${store} event store)`,
@@ -199,7 +201,13 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
         model: 'compat/bench',
       };
       try {
-        const studio = await startStudioTarget({ dir: join(dir, key), mockUrl: mock.url, store, env });
+        const studio = await startStudioTarget({
+          dir: join(dir, key),
+          mockUrl: mock.url,
+          store,
+          env,
+          governed,
+        });
         children.push(studio.child);
         targets.push({
           ...base,
