@@ -37,6 +37,8 @@ export class Generation {
     private readonly reservation: Extract<ReserveOutcome, { kind: 'reserved' }> | undefined,
     /** The cap to send upstream in place of the client's, when the budget lowered it. */
     readonly outputCap: number | undefined,
+    /** Answered by the response cache: costs nothing, charges no tokens. */
+    private readonly cached: boolean,
   ) {
     this.#price = price;
   }
@@ -44,7 +46,8 @@ export class Generation {
   /**
    * Admits a generation or throws the 4xx that refuses it, before anything goes upstream: the
    * model must be one the identity may call, the rate limits must let it through, and the hard
-   * budgets must be able to pay for its worst case, which is then reserved.
+   * budgets must be able to pay for its worst case, which is then reserved. An answer the response
+   * cache holds (`cache.cached`) meets the same gates but budgets: it reserves and costs nothing.
    */
   static async start(
     deps: Pick<AiDeps, 'usage' | 'limits'>,
@@ -52,6 +55,7 @@ export class Generation {
     model: ModelDefinition,
     modality: Modality,
     ask: GenerationAsk,
+    cache: { readonly cached: boolean } = { cached: false },
   ): Promise<Generation> {
     assertModelAllowed(ctx.identity, model.id);
     const permit = await deps.limits.admit(ctx.identity, ask);
@@ -61,7 +65,7 @@ export class Generation {
     const producesTokens = PRODUCES_TOKENS.has(modality);
     const outputLimit = producesTokens ? (model.maxOutputTokens ?? ASSUMED_OUTPUT_LIMIT) : 0;
     const outcome =
-      identity.kind === 'user'
+      identity.kind === 'user' && !cache.cached
         ? await deps.usage
             .reserve({
               studioId: identity.studioId,
@@ -98,6 +102,7 @@ export class Generation {
       price,
       reserved,
       capped ? reserved.outputTokens : undefined,
+      cache.cached,
     );
   }
 
@@ -119,11 +124,12 @@ export class Generation {
       modality: this.modality,
       inputTokens: used.inputTokens,
       outputTokens: used.outputTokens,
-      costMicroUsd: costMicroUsd(this.#price, used),
+      costMicroUsd: this.cached ? 0 : costMicroUsd(this.#price, used),
       latencyMs: Math.round(performance.now() - this.#started),
       status,
       startedAt: this.reservation?.startedAt ?? this.#startedAt,
       ...(this.reservation ? { reservationId: this.reservation.reservationId } : {}),
+      ...(this.cached ? { cached: true as const } : {}),
     };
   }
 
@@ -135,7 +141,7 @@ export class Generation {
   ): Promise<void> {
     if (this.#done) return;
     this.#done = true;
-    this.permit.release(inputTokens + outputTokens);
+    this.permit.release(this.cached ? 0 : inputTokens + outputTokens);
     try {
       await this.deps.usage.record({
         type: 'GenerationCompleted',
@@ -150,7 +156,7 @@ export class Generation {
   async failed(error: unknown, inputTokens = 0, outputTokens = 0): Promise<void> {
     if (this.#done) return;
     this.#done = true;
-    this.permit.release(inputTokens + outputTokens);
+    this.permit.release(this.cached ? 0 : inputTokens + outputTokens);
     const api = error instanceof ApiError ? error : undefined;
     const cancelled = this.ctx.signal.aborted;
     // 499: the client closed the request before the answer was complete (nginx's convention).

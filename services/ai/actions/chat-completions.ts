@@ -1,4 +1,5 @@
 import { defineAction } from '../../../shared/http/action.ts';
+import { chatCacheRequest } from '../cache/normalize.ts';
 import { callContext } from '../call-context.ts';
 import { relayChunks } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
@@ -23,11 +24,19 @@ export function chatCompletionsAction(deps: AiDeps) {
       const { provider, model } = entry;
       const { studio_id: _studio, ...body } = input;
       const asked = input.max_completion_tokens ?? input.max_tokens ?? undefined;
-      const generation = await Generation.start(deps, ctx, model, 'chat', {
-        // Everything the model reads travels in these fields; their JSON has at least as many bytes.
-        inputTokensAtMost: tokensAtMost(JSON.stringify([body.messages, body.tools ?? null])),
-        ...(asked === undefined ? {} : { maxOutputTokens: asked }),
-      });
+      const cache = await deps.cache.lookup(ctx, model, chatCacheRequest(model.id, body));
+      const generation = await Generation.start(
+        deps,
+        ctx,
+        model,
+        'chat',
+        {
+          // Everything the model reads travels in these fields; their JSON has at least as many bytes.
+          inputTokensAtMost: tokensAtMost(JSON.stringify([body.messages, body.tools ?? null])),
+          ...(asked === undefined ? {} : { maxOutputTokens: asked }),
+        },
+        cache,
+      );
       const request: ChatRequest = {
         ...body,
         model: model.upstreamModel,
@@ -36,20 +45,26 @@ export function chatCompletionsAction(deps: AiDeps) {
       const call = callContext(env, ctx);
 
       if (input.stream !== true) {
-        const completion = await generation.guard(() => provider.chat!(model, request, call));
+        const completion = await cache.completion(() =>
+          generation.guard(() => provider.chat!(model, request, call)),
+        );
         await generation.completed(
           completion.usage?.prompt_tokens ?? 0,
           completion.usage?.completion_tokens ?? 0,
         );
-        return { ...completion, model: model.id };
+        await cache.store(generation, completion.choices[0]?.finish_reason ?? null);
+        return { ...completion, model: model.id, usage: cache.mark(completion.usage) };
       }
 
-      const chunks = await generation.guard(() => provider.chatStream!(model, request, call));
+      const chunks = await cache.chunks(() =>
+        generation.guard(() => provider.chatStream!(model, request, call)),
+      );
       return relayChunks(ctx, generation, chunks, {
         promptText: () => request.messages.map((m) => textOf(m.content)).join(' '),
         frames: (chunk) => [`data: ${JSON.stringify({ ...chunk, model: model.id })}\n\n`],
-        finish: async ({ usage: tokens }) => {
+        finish: async ({ usage: tokens, finishReason }) => {
           await generation.completed(tokens.input_tokens, tokens.output_tokens);
+          await cache.store(generation, finishReason);
           await writeWithBackpressure(ctx.res, 'data: [DONE]\n\n');
         },
         errorFrame: (body) => `data: ${JSON.stringify(body)}\n\n`,

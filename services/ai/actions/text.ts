@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { defineAction } from '../../../shared/http/action.ts';
 import { writeSse } from '../../../shared/http/sse.ts';
+import { textCacheRequest } from '../cache/normalize.ts';
 import { callContext } from '../call-context.ts';
 import { relayChunks } from '../chat/relay.ts';
 import type { ChatRequest } from '../chat/wire.ts';
@@ -54,19 +55,23 @@ export function textAction(deps: AiDeps) {
     input: TextInput,
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'text');
-      const generation = await Generation.start(deps, ctx, model, 'text', askOf(input));
+      const cache = await deps.cache.lookup(ctx, model, textCacheRequest('text', model.id, input));
+      const generation = await Generation.start(deps, ctx, model, 'text', askOf(input), cache);
       const request = toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens);
-      const completion = await generation.guard(() => provider.chat!(model, request, callContext(env, ctx)));
+      const completion = await cache.completion(() =>
+        generation.guard(() => provider.chat!(model, request, callContext(env, ctx))),
+      );
       const choice = completion.choices[0];
       const usageOut = {
         input_tokens: completion.usage?.prompt_tokens ?? estimateTokens(input.prompt),
         output_tokens: completion.usage?.completion_tokens ?? estimateTokens(choice?.message.content ?? ''),
       };
       await generation.completed(usageOut.input_tokens, usageOut.output_tokens);
+      await cache.store(generation, choice?.finish_reason ?? null);
       return {
         ...message(choice?.message.content ?? ''),
         model: model.id,
-        usage: usageOut,
+        usage: cache.mark(usageOut),
         finish_reason: choice?.finish_reason ?? null,
       };
     },
@@ -84,13 +89,14 @@ export function streamAction(deps: AiDeps) {
     input: TextInput,
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'stream');
-      const generation = await Generation.start(deps, ctx, model, 'stream', askOf(input));
+      const cache = await deps.cache.lookup(ctx, model, textCacheRequest('stream', model.id, input));
+      const generation = await Generation.start(deps, ctx, model, 'stream', askOf(input), cache);
       const request = {
         ...toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens),
         stream_options: { include_usage: true },
       };
-      const chunks = await generation.guard(() =>
-        provider.chatStream!(model, request, callContext(env, ctx)),
+      const chunks = await cache.chunks(() =>
+        generation.guard(() => provider.chatStream!(model, request, callContext(env, ctx))),
       );
       return relayChunks(ctx, generation, chunks, {
         promptText: () => input.prompt,
@@ -100,12 +106,13 @@ export function streamAction(deps: AiDeps) {
           ),
         finish: async ({ usage: usageOut, text, finishReason }) => {
           await generation.completed(usageOut.input_tokens, usageOut.output_tokens);
+          await cache.store(generation, finishReason);
           writeSse(
             ctx.res,
             JSON.stringify({
               message: message(text),
               model: model.id,
-              usage: usageOut,
+              usage: cache.mark(usageOut),
               finish_reason: finishReason,
             }),
             'done',

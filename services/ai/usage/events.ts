@@ -22,6 +22,8 @@ export interface GenerationData {
   startedAt?: string;
   /** The reservation this generation settles, when a hard budget made it reserve. */
   reservationId?: string;
+  /** Answered by the response cache: nothing went upstream, it cost 0 and charged no budget. */
+  cached?: true;
 }
 
 /** What a generation set aside of its studio's hard budgets before its upstream call. */
