@@ -3,6 +3,7 @@ import { studiosProjection } from '../../projections/studios.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineService, type EnvRequirement } from '../../shared/http/action.ts';
 import { EnvReader } from '../env/reader.ts';
+import { anthropicCountTokensAction, anthropicMessagesAction } from './actions/anthropic.ts';
 import { modelsAction } from './actions/catalog.ts';
 import { chatCompletionsAction } from './actions/chat-completions.ts';
 import { jobContentAction, jobGetAction, videoAction } from './actions/jobs.ts';
@@ -90,6 +91,8 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       textAction(deps),
       streamAction(deps),
       chatCompletionsAction(deps),
+      anthropicMessagesAction(deps),
+      anthropicCountTokensAction(deps),
       imageAction(deps),
       ttsAction(deps),
       asrAction(deps),

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { EventMetadata } from '../event-store/types.ts';
+import type { WireDialect } from './dialect.ts';
 import type { Identity, IdentityKind } from './identity.ts';
 
 export type HttpMethod = 'GET' | 'POST';
@@ -55,6 +56,8 @@ export interface Action<Input = unknown> extends Endpoint<Input> {
   /** May contain slashes: `tokens/apply`, `chat/completions`. */
   action: string;
   summary?: string;
+  /** Another API's credential header and error shape, on this action only (registry actions). */
+  dialect?: WireDialect;
 }
 
 /** An endpoint at its own express path (`/api/sdk/sessions/:id`), outside the action registry. */

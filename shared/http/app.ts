@@ -4,6 +4,7 @@ import { ApiError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { defineRoute, noInput, withStatus } from './action.ts';
 import { LargeBodyBudget } from './body-budget.ts';
+import { dialectAt, identify, speak, type WireDialect } from './dialect.ts';
 import { errorMiddleware, sendError } from './errors.ts';
 import type { Authenticator, Identity } from './identity.ts';
 import type { ActionRegistry } from './registry.ts';
@@ -35,11 +36,17 @@ declare module 'express-serve-static-core' {
   interface Request {
     requestId: string;
     identity: Identity;
+    /** Set when the request reaches an action that speaks another API's wire format. */
+    dialect?: WireDialect;
   }
 }
 
-/** What every Studio HTTP server starts with: request ids and request logs that carry no secrets. */
-export function baseApp(logger: Logger): Express {
+/**
+ * What every Studio HTTP server starts with: request ids and request logs that carry no secrets.
+ * `dialectAt` names the wire dialect of the route at a path, known from the start so that every
+ * answer of that route, the earliest refusals included, is in its shape.
+ */
+export function baseApp(logger: Logger, dialectAt?: (path: string) => WireDialect | undefined): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -50,6 +57,8 @@ export function baseApp(logger: Logger): Express {
     req.requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     req.identity = GUEST;
     res.setHeader('x-request-id', req.requestId);
+    const dialect = dialectAt?.(req.path);
+    if (dialect) speak(req, res, dialect);
     next();
   });
   app.use(requestLog(logger));
@@ -77,7 +86,7 @@ const refuseUnknownContentEncoding: RequestHandler = (req, res, next) => {
 /** The gateway's HTTP shell: request ids, logs, JSON bodies, identities, the action registry, errors. */
 export function createHttpApp(options: HttpAppOptions): Express {
   const { registry, authenticator, logger } = options;
-  const app = baseApp(logger);
+  const app = baseApp(logger, (path) => dialectAt(registry, path));
   const largeBodies = new LargeBodyBudget(options.largeBodiesBudgetBytes);
 
   mountRoutes(app, probeRoutes(options));
@@ -85,7 +94,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use('/v1', (req, _res, next) => {
     try {
       options.assertServing?.();
-      req.identity = authenticator.identify(req.header('authorization'));
+      req.identity = identify(authenticator, req);
       next();
     } catch (error) {
       next(error);

@@ -81,7 +81,8 @@ function formatBytes(bytes: number | undefined): string {
 export function sendError(res: Response, error: ApiError): void {
   const requestId = String(res.getHeader('x-request-id') ?? '');
   for (const [name, value] of Object.entries(error.options.headers ?? {})) res.setHeader(name, value);
-  res.status(error.status).json(error.toBody(requestId));
+  const dialect = res.req?.dialect;
+  res.status(error.status).json(dialect ? dialect.errorBody(error, requestId) : error.toBody(requestId));
 }
 
 export function errorMiddleware(logger: Logger) {

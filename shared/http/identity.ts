@@ -44,7 +44,11 @@ export class Authenticator {
     if (authorization === undefined || authorization === '') return { kind: 'guest' };
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) throw new ApiError('unauthenticated', 'the Authorization header must be "Bearer <token>"');
-    const credential = match[1]!;
+    return this.identifyCredential(match[1]!, now);
+  }
+
+  /** The credential itself, as a dialect's own header carries it (`x-api-key`). */
+  identifyCredential(credential: string, now = Date.now()): Identity {
     if (!credential.startsWith(TOKEN_PREFIX)) {
       if (secretEquals(credential, this.adminKey)) return { kind: 'admin' };
       throw new ApiError('unauthenticated', 'unknown credential');

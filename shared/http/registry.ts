@@ -1,4 +1,5 @@
 import type { AnyAction, HttpMethod, ServiceDefinition } from './action.ts';
+import type { WireDialect } from './dialect.ts';
 
 export type Resolution =
   | { kind: 'found'; action: AnyAction; service: ServiceDefinition }
@@ -27,6 +28,13 @@ export class ActionRegistry {
 
   services(): ServiceDefinition[] {
     return [...this.#services.values()];
+  }
+
+  /** The dialect the action of this name speaks, whatever the method asked. */
+  dialectOf(serviceId: string, actionName: string): WireDialect | undefined {
+    const byMethod = this.#actions.get(`${serviceId}/${actionName}`);
+    for (const action of byMethod?.values() ?? []) if (action.dialect) return action.dialect;
+    return undefined;
   }
 
   resolve(method: string, serviceId: string, actionName: string): Resolution {

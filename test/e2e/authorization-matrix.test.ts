@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../shared/crypto.ts';
 import { type GithubMock, startGithubMock } from '../accounts/support/github-mock.ts';
+import { expectAnthropicError } from '../support/anthropic-errors.ts';
 import { type ApiResponse, expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 // Every route of the gateway × every identity (guest, user, admin; shared/http/identity.ts), over real HTTP.
@@ -58,6 +59,9 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/ai/text',                 401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/stream',               401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/chat/completions',     401,   200,  200,   403,    401,     403],
+  // Anthropic's Messages API: its errors in Anthropic's shape (ANTHROPIC_SHAPED)
+  ['POST /v1/ai/anthropic/v1/messages', 401,  200,  200,   403,    401,     403],
+  ['POST /v1/ai/anthropic/v1/messages/count_tokens', 401, 200, 200, 403, 401,  403],
   ['POST /v1/ai/image',                401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/tts',                  401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/asr',                  401,   200,  200,   403,    401,     403],
@@ -87,6 +91,12 @@ const CODES: Record<string, Partial<Record<Who, string>>> = {
   'POST /v1/accounts/login': { other: 'studio_mismatch' },
   'POST /v1/accounts/oauth/start': { other: 'studio_mismatch' },
 };
+
+/** Routes that answer errors in Anthropic's shape rather than the one envelope. */
+const ANTHROPIC_SHAPED: ReadonlySet<string> = new Set([
+  'POST /v1/ai/anthropic/v1/messages',
+  'POST /v1/ai/anthropic/v1/messages/count_tokens',
+]);
 
 interface Fixture {
   gw: TestGateway;
@@ -231,6 +241,14 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   'POST /v1/ai/stream': async () => ({ path: '/v1/ai/stream', body: { model: 'dev/echo', prompt: 'hi' } }),
   'POST /v1/ai/chat/completions': async () => ({
     path: '/v1/ai/chat/completions',
+    body: { model: 'dev/echo', messages: [{ role: 'user', content: 'hi' }] },
+  }),
+  'POST /v1/ai/anthropic/v1/messages': async () => ({
+    path: '/v1/ai/anthropic/v1/messages',
+    body: { model: 'dev/echo', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+  }),
+  'POST /v1/ai/anthropic/v1/messages/count_tokens': async () => ({
+    path: '/v1/ai/anthropic/v1/messages/count_tokens',
     body: { model: 'dev/echo', messages: [{ role: 'user', content: 'hi' }] },
   }),
   'POST /v1/ai/image': async () => ({ path: '/v1/ai/image', body: { model: 'dev/image', prompt: 'a cat' } }),
@@ -385,7 +403,8 @@ for (const [route, ...statuses] of MATRIX) {
         } else {
           const byStatus = status === 401 ? 'unauthenticated' : status === 404 ? 'not_found' : 'forbidden';
           const code = CODES[route]?.[who] ?? (who === 'paused' ? 'studio_paused' : byStatus);
-          expectApiError(res, status, code);
+          if (ANTHROPIC_SHAPED.has(route)) expectAnthropicError(res, status, code);
+          else expectApiError(res, status, code);
         }
       });
     });

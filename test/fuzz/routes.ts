@@ -16,6 +16,8 @@ export interface FuzzRoute {
   stream?: boolean;
   /** Answers a browser with an HTML page, failures included (the OAuth callback). */
   page?: boolean;
+  /** Errors in another API's shape (the action's dialect, e.g. `anthropic`) rather than the one envelope. */
+  dialect?: string;
 }
 
 const schemaOf = (schema: z.ZodType): JsonSchema =>
@@ -38,6 +40,7 @@ export function gatewayRoutes(registry: ActionRegistry): FuzzRoute[] {
         destructive: action.method === 'POST',
         stream: action.action === 'stream',
         page: action.action === 'oauth/callback',
+        ...(action.dialect ? { dialect: action.dialect.name } : {}),
       });
     }
   }

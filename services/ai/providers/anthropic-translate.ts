@@ -67,7 +67,7 @@ function contentBlocks(content: ChatMessage['content']): Block[] {
 }
 
 /** Tool arguments are a JSON string in OpenAI's format and an object in Anthropic's. */
-function parseArguments(json: string): unknown {
+export function parseArguments(json: string): unknown {
   try {
     const parsed: unknown = json.trim() ? JSON.parse(json) : {};
     return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
@@ -186,7 +186,7 @@ export interface AnthropicUsage {
 }
 
 /** Anthropic counts cached prompt tokens apart; OpenAI's `prompt_tokens` includes them. */
-const promptTokens = (usage: AnthropicUsage | undefined) =>
+export const promptTokens = (usage: AnthropicUsage | undefined) =>
   (usage?.input_tokens ?? 0) +
   (usage?.cache_creation_input_tokens ?? 0) +
   (usage?.cache_read_input_tokens ?? 0);

@@ -1,5 +1,5 @@
 import { ApiError } from '../../../shared/errors.ts';
-import type { ChatChunk } from '../chat/wire.ts';
+import type { MessagesCall, MessagesEvent, MessagesResponse } from '../anthropic-api/wire.ts';
 import { type UpstreamClient, upstreamMessage } from '../upstream.ts';
 import {
   type AnthropicResponse,
@@ -33,15 +33,19 @@ const MODELS = [
   model('claude-haiku-4-5', 'Claude Haiku 4.5', 64_000),
 ];
 
-/** Anthropic's Messages API, translated to and from OpenAI's chat format, streaming and tools included. */
+/**
+ * Anthropic's Messages API: translated to and from OpenAI's chat format (streaming and tools
+ * included), and spoken natively to clients of the gateway's own Messages API.
+ */
 export function anthropicProvider(upstream: UpstreamClient): Provider {
-  const send = (ctx: CallContext, body: object) => {
+  const send = (ctx: CallContext, path: string, body: object, call?: Omit<MessagesCall, 'body'>) => {
     const apiKey = ctx.env.get('ANTHROPIC_API_KEY');
     return upstream.send({
-      url: `${trimSlashes(ctx.env.get('ANTHROPIC_BASE_URL') || DEFAULT_BASE_URL)}/v1/messages`,
+      url: `${trimSlashes(ctx.env.get('ANTHROPIC_BASE_URL') || DEFAULT_BASE_URL)}${path}`,
       headers: {
         'content-type': 'application/json',
-        'anthropic-version': VERSION,
+        'anthropic-version': call?.version ?? VERSION,
+        ...(call?.beta ? { 'anthropic-beta': call.beta } : {}),
         ...(apiKey ? { 'x-api-key': apiKey } : {}),
       },
       body: JSON.stringify(body),
@@ -51,6 +55,23 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
       baseUrlVariable: 'ANTHROPIC_BASE_URL',
     });
   };
+
+  /** The stream's events up to `message_stop`; an `error` event or an early end is a 502. */
+  async function* events(response: Awaited<ReturnType<typeof send>>, ctx: CallContext) {
+    const secrets = [ctx.env.get('ANTHROPIC_API_KEY')];
+    for await (const { event, data } of readEvents(response, ctx.signal)) {
+      if (data === '[DONE]') continue;
+      const type = event ?? String(data.type);
+      const failure =
+        errorMessageOf(data) ?? (type === 'error' ? 'the upstream failed mid-answer' : undefined);
+      if (failure !== undefined) throw new ApiError('upstream_error', upstreamMessage(failure, secrets));
+      yield { event: type, data } satisfies MessagesEvent;
+      if (type === 'message_stop') return;
+    }
+    throw new ApiError('upstream_error', 'the upstream stream ended before message_stop');
+  }
+
+  const withModel = (m: ModelDefinition, call: MessagesCall) => ({ ...call.body, model: m.upstreamModel });
 
   return {
     id: 'anthropic',
@@ -66,7 +87,7 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
     models: () => MODELS,
 
     async chat(m, request, ctx) {
-      const response = await send(ctx, toAnthropic(request, m.upstreamModel));
+      const response = await send(ctx, '/v1/messages', toAnthropic(request, m.upstreamModel));
       const message = await readJson<AnthropicResponse>(response, ctx.signal);
       if (!Array.isArray(message?.content))
         throw new ApiError('upstream_error', 'the upstream answered a message without content');
@@ -74,21 +95,35 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
     },
 
     async chatStream(m, request, ctx) {
-      const response = await send(ctx, { ...toAnthropic(request, m.upstreamModel), stream: true });
+      const response = await send(ctx, '/v1/messages', {
+        ...toAnthropic(request, m.upstreamModel),
+        stream: true,
+      });
       const translate = streamTranslator(m.id, request.stream_options?.include_usage === true);
-      const secrets = [ctx.env.get('ANTHROPIC_API_KEY')];
-      return (async function* (): AsyncGenerator<ChatChunk> {
-        for await (const { event, data } of readEvents(response, ctx.signal)) {
-          if (data === '[DONE]') continue;
-          const type = event ?? String(data.type);
-          const failure =
-            errorMessageOf(data) ?? (type === 'error' ? 'the upstream failed mid-answer' : undefined);
-          if (failure !== undefined) throw new ApiError('upstream_error', upstreamMessage(failure, secrets));
-          yield* translate(type, data);
-          if (type === 'message_stop') return;
-        }
-        throw new ApiError('upstream_error', 'the upstream stream ended before message_stop');
+      return (async function* () {
+        for await (const { event, data } of events(response, ctx)) yield* translate(event, data);
       })();
+    },
+
+    async messages(m, call, ctx) {
+      const response = await send(ctx, '/v1/messages', { ...withModel(m, call), stream: false }, call);
+      const message = await readJson<MessagesResponse>(response, ctx.signal);
+      if (!Array.isArray(message?.content) || typeof message.usage !== 'object' || message.usage === null)
+        throw new ApiError('upstream_error', 'the upstream answered a message without content or usage');
+      return message;
+    },
+
+    async messagesStream(m, call, ctx) {
+      const response = await send(ctx, '/v1/messages', { ...withModel(m, call), stream: true }, call);
+      return events(response, ctx);
+    },
+
+    async countTokens(m, call, ctx) {
+      const response = await send(ctx, '/v1/messages/count_tokens', withModel(m, call), call);
+      const counted = await readJson<{ input_tokens?: unknown }>(response, ctx.signal);
+      if (typeof counted?.input_tokens !== 'number')
+        throw new ApiError('upstream_error', 'the upstream answered a count without input_tokens');
+      return { input_tokens: counted.input_tokens };
     },
   };
 }

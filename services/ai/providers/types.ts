@@ -1,4 +1,5 @@
 import type { EnvRequirement } from '../../../shared/http/action.ts';
+import type { MessagesCall, MessagesEvent, MessagesResponse } from '../anthropic-api/wire.ts';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat/wire.ts';
 
 /** What a model can be called for. `chat` is the OpenAI-compatible chat-completions mode. */
@@ -96,6 +97,23 @@ export interface Provider {
     request: ChatRequest,
     ctx: CallContext,
   ): Promise<AsyncIterable<ChatChunk>>;
+  /**
+   * Anthropic's Messages API spoken natively: the body goes upstream as the client sent it, `model`
+   * replaced. Providers without it serve the Messages API through `chat`, translated.
+   */
+  messages?(model: ModelDefinition, call: MessagesCall, ctx: CallContext): Promise<MessagesResponse>;
+  /** Like `chatStream`: resolves once the upstream accepted, then yields its events up to `message_stop`. */
+  messagesStream?(
+    model: ModelDefinition,
+    call: MessagesCall,
+    ctx: CallContext,
+  ): Promise<AsyncIterable<MessagesEvent>>;
+  /** The upstream's own count of a Messages request's input tokens. */
+  countTokens?(
+    model: ModelDefinition,
+    call: MessagesCall,
+    ctx: CallContext,
+  ): Promise<{ input_tokens: number }>;
   image?(model: ModelDefinition, request: ImageRequest, ctx: CallContext): Promise<ImageResult>;
   tts?(model: ModelDefinition, request: SpeechRequest, ctx: CallContext): Promise<SpeechResult>;
   asr?(model: ModelDefinition, request: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult>;

@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * Anthropic's Messages API as clients send it. Checked for what the gateway itself reads; every
+ * object is loose, because Anthropic adds fields (and betas) that the anthropic provider passes on
+ * untouched, so `looseObject` is deliberate here.
+ */
+
+const TextBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
+const ImageBlock = z.looseObject({
+  type: z.literal('image'),
+  source: z.union([
+    z.looseObject({ type: z.literal('base64'), media_type: z.string().min(1), data: z.string() }),
+    z.looseObject({ type: z.literal('url'), url: z.string().min(1) }),
+  ]),
+});
+const ToolUseBlock = z.looseObject({
+  type: z.literal('tool_use'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.unknown(),
+});
+const ToolResultBlock = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(z.union([TextBlock, ImageBlock]))]).optional(),
+  is_error: z.boolean().optional(),
+});
+const KNOWN_BLOCKS: ReadonlySet<string> = new Set(['text', 'image', 'tool_use', 'tool_result']);
+/** Blocks the gateway does not read (thinking, documents, server tools' blocks): passed on as they are. */
+const OtherBlock = z.looseObject({
+  type: z.string().refine((type) => !KNOWN_BLOCKS.has(type), 'this block is missing a field its type needs'),
+});
+
+export const ContentBlockSchema = z.union([TextBlock, ImageBlock, ToolUseBlock, ToolResultBlock, OtherBlock]);
+
+export const MessageParamSchema = z.looseObject({
+  role: z.enum(['user', 'assistant']),
+  content: z.union([z.string(), z.array(ContentBlockSchema)]),
+});
+
+export const ToolSchema = z.looseObject({
+  /** Absent or `custom` for a tool the client runs; a dated type (`web_search_20250305`) for Anthropic's own. */
+  type: z.string().optional(),
+  name: z.string().min(1),
+  description: z.string().optional(),
+  input_schema: z.unknown().optional(),
+});
+
+export const ToolChoiceSchema = z
+  .looseObject({
+    type: z.enum(['auto', 'any', 'tool', 'none']),
+    name: z.string().min(1).optional(),
+    disable_parallel_tool_use: z.boolean().optional(),
+  })
+  .refine((choice) => choice.type !== 'tool' || choice.name !== undefined, {
+    message: 'tool_choice of type "tool" names the tool',
+    path: ['name'],
+  });
+
+const MessagesBody = {
+  model: z.string().min(1),
+  messages: z.array(MessageParamSchema).min(1, 'messages must not be empty'),
+  system: z.union([z.string(), z.array(TextBlock)]).optional(),
+  tools: z.array(ToolSchema).optional(),
+  tool_choice: ToolChoiceSchema.optional(),
+  studio_id: z.string().optional(),
+};
+
+export const MessagesRequestSchema = z.looseObject({
+  ...MessagesBody,
+  max_tokens: z.number().int().positive(),
+  stream: z.boolean().optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  metadata: z.looseObject({ user_id: z.string().nullish() }).optional(),
+});
+
+/** `count_tokens` takes what a message request takes but its generation settings. */
+export const CountTokensRequestSchema = z.looseObject(MessagesBody);
+
+export type ContentBlock = z.infer<typeof ContentBlockSchema>;
+interface KnownBlocks {
+  text: z.infer<typeof TextBlock>;
+  image: z.infer<typeof ImageBlock>;
+  tool_use: z.infer<typeof ToolUseBlock>;
+  tool_result: z.infer<typeof ToolResultBlock>;
+}
+/** Sound because the schema lets a known type through only with its fields (`OtherBlock` refuses them). */
+export const isBlock = <T extends keyof KnownBlocks>(block: ContentBlock, type: T): block is KnownBlocks[T] =>
+  block.type === type;
+export type MessageParam = z.infer<typeof MessageParamSchema>;
+export type MessagesRequest = z.infer<typeof MessagesRequestSchema>;
+export type CountTokensRequest = z.infer<typeof CountTokensRequestSchema>;
+
+/** A request body on its way to a native upstream, with the headers of Anthropic's that go with it. */
+export interface MessagesCall {
+  body: Record<string, unknown>;
+  /** The client's `anthropic-version` and `anthropic-beta` (a beta's fields need its header upstream). */
+  version?: string;
+  beta?: string;
+}
+
+export interface MessagesUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  [key: string]: unknown;
+}
+
+export type ResponseBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: string; [key: string]: unknown };
+
+/** A whole answer (`type: "message"`). */
+export interface MessagesResponse {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: ResponseBlock[];
+  stop_reason: string | null;
+  stop_sequence: string | null;
+  usage: MessagesUsage;
+  [key: string]: unknown;
+}
+
+/** One server-sent event of a streamed answer: its name and its data (which repeats the name as `type`). */
+export interface MessagesEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+export const messageId = () => `msg_${randomBytes(12).toString('base64url')}`;
+
+/** An event as it goes on the wire. */
+export const eventFrame = ({ event, data }: MessagesEvent) =>
+  `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;

@@ -1,0 +1,49 @@
+import type { Request, Response } from 'express';
+import type { ApiError } from '../errors.ts';
+import type { Authenticator, Identity } from './identity.ts';
+import type { ActionRegistry } from './registry.ts';
+
+/**
+ * How an action that serves another API's wire format (Anthropic's Messages API) takes its
+ * credential and answers its errors, so that API's own clients work unchanged. The gateway reads it
+ * before it authenticates, so a refused credential is answered in the dialect's shape too.
+ */
+export interface WireDialect {
+  /** Names the shape of its errors (tests tell the envelopes apart by it). */
+  name: string;
+  /** A header that carries the credential when `Authorization` is absent (`x-api-key`). */
+  credentialHeader?: string;
+  /** Headers that repeat the request id besides `x-request-id` (`request-id`). */
+  requestIdHeaders?: readonly string[];
+  /** The body of an error answer, in place of the one envelope. */
+  errorBody(error: ApiError, requestId: string): unknown;
+}
+
+/** The dialect of the `/v1/{service}/{action}` action at `path`, whatever the method. */
+export function dialectAt(registry: ActionRegistry, path: string): WireDialect | undefined {
+  const [, v1, service, ...action] = path.split('/');
+  if (v1 !== 'v1' || !service || action.length === 0) return undefined;
+  try {
+    return registry.dialectOf(decodeURIComponent(service), action.map(decodeURIComponent).join('/'));
+  } catch {
+    return undefined; // not percent-encoding: no action has that name
+  }
+}
+
+/** From here on the request is answered in `dialect`: its request id headers now, its errors later. */
+export function speak(req: Request, res: Response, dialect: WireDialect): void {
+  req.dialect = dialect;
+  for (const header of dialect.requestIdHeaders ?? []) res.setHeader(header, req.requestId);
+}
+
+/**
+ * `Authorization: Bearer …` as everywhere; where the dialect names a credential header and no
+ * Authorization was sent, that header's value (a client configured with an API key sends only it).
+ */
+export function identify(authenticator: Authenticator, req: Request): Identity {
+  const authorization = req.header('authorization');
+  const header = req.dialect?.credentialHeader;
+  const key = header === undefined ? undefined : req.header(header)?.trim();
+  if (!authorization && key) return authenticator.identifyCredential(key);
+  return authenticator.identify(authorization);
+}
