@@ -95,8 +95,11 @@ function userMessages(blocks: ContentBlock[]): ChatMessage[] {
     } else refuse(block.type);
   }
   if (parts.length === 0) return tools;
-  const texts = parts.flatMap((p) => (p.type === 'text' ? [p.text] : []));
-  return [...tools, { role: 'user', content: texts.length === parts.length ? texts.join('') : parts }];
+  const [only] = parts;
+  return [
+    ...tools,
+    { role: 'user', content: parts.length === 1 && only?.type === 'text' ? only.text : parts },
+  ];
 }
 
 function imagePart(
