@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { defineAction } from '../../../shared/http/action.ts';
 import { estimateInputTokens } from '../anthropic-api/count-tokens.ts';
 import { anthropicDialect } from '../anthropic-api/dialect.ts';
-import { anthropicMessages } from '../anthropic-api/messages.ts';
+import { anthropicMessages, clientsFault } from '../anthropic-api/messages.ts';
 import { CountTokensRequestSchema, type MessagesCall, MessagesRequestSchema } from '../anthropic-api/wire.ts';
 import { callContext } from '../call-context.ts';
 import type { AiDeps } from '../deps.ts';
@@ -60,7 +60,9 @@ export function anthropicCountTokensAction(deps: AiDeps) {
       const { provider, model } = catalog.resolve(input.model, 'chat');
       assertModelAllowed(ctx.identity, model.id);
       if (!provider.countTokens) return { input_tokens: estimateInputTokens(input) };
-      return provider.countTokens(model, messagesCall(input, ctx.req), callContext(env, ctx));
+      return clientsFault(() =>
+        provider.countTokens!(model, messagesCall(input, ctx.req), callContext(env, ctx)),
+      );
     },
   });
 }

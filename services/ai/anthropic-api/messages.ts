@@ -1,4 +1,4 @@
-import type { ApiError } from '../../../shared/errors.ts';
+import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
 import { callContext } from '../call-context.ts';
 import { relayChunks, relayStream, type StreamReading } from '../chat/relay.ts';
@@ -62,11 +62,13 @@ async function answerNatively(
   ctx: ActionContext,
 ): Promise<unknown> {
   if (native.body.stream !== true) {
-    const message = await generation.guard(() => provider.messages!(model, native, call));
+    const message = await generation.guard(() => clientsFault(() => provider.messages!(model, native, call)));
     await generation.completed(promptTokens(message.usage), message.usage.output_tokens ?? 0);
     return { ...message, model: model.id };
   }
-  const events = await generation.guard(() => provider.messagesStream!(model, native, call));
+  const events = await generation.guard(() =>
+    clientsFault(() => provider.messagesStream!(model, native, call)),
+  );
   const read = nativeReader();
   return relayStream(ctx, generation, events, read, {
     promptText: () => JSON.stringify(native.body.messages),
@@ -112,6 +114,22 @@ async function answerThroughChat(
     },
     errorFrame: (_body, error) => errorFrame(error, ctx.requestId),
   });
+}
+
+/**
+ * A native call sends the client's body as it was written, so an upstream 400 or 413 is about that
+ * body: the client hears it as its own 400 or 413 (which it will not retry), the upstream's message
+ * and status kept. Any other upstream failure (our key refused, upstream busy) stays a 502.
+ */
+export async function clientsFault<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 'upstream_error') throw error;
+    const status = (error.options.details as { upstream_status?: unknown } | undefined)?.upstream_status;
+    const code = status === 400 ? 'validation_failed' : status === 413 ? 'payload_too_large' : undefined;
+    throw code ? new ApiError(code, error.message, error.options) : error;
+  }
 }
 
 /** A stream that breaks off ends with Anthropic's `error` event. */

@@ -225,12 +225,23 @@ describe('Messages API on anthropic/* (native)', () => {
 });
 
 describe('upstream failures in Anthropic shape', () => {
-  it("an upstream's refusal is a 502 api_error carrying its status and message", async () => {
-    mock.reply(faults.status(400, anthropicWire.error('max_tokens: too large')));
+  it("the upstream refusing the client's own body is the client's 400, with the upstream's message", async () => {
+    mock.reply(faults.status(400, anthropicWire.error('prompt is too long: 210000 tokens > 200000 maximum')));
+    const res = await pg.gw.api('POST', '/v1/ai/anthropic/v1/messages', { token: pg.token, body: hello });
+    const error = expectAnthropicError(res, 400, 'validation_failed', 'invalid_request_error');
+    expect(error.message).toBe('upstream answered 400: prompt is too long: 210000 tokens > 200000 maximum');
+    expect(error.details.upstream_status).toBe(400);
+    // the SDK does not retry it
+    const thrown = await client.messages.create(hello).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(Anthropic.BadRequestError);
+  });
+
+  it('any other upstream failure (our key refused, say) is a 502 api_error carrying its status', async () => {
+    mock.reply(faults.status(401, anthropicWire.error('invalid x-api-key', 'authentication_error')));
     const res = await pg.gw.api('POST', '/v1/ai/anthropic/v1/messages', { token: pg.token, body: hello });
     const error = expectAnthropicError(res, 502, 'upstream_error', 'api_error');
-    expect(error.message).toMatch(/upstream answered 400: max_tokens: too large/);
-    expect(error.details.upstream_status).toBe(400);
+    expect(error.message).toBe('upstream answered 401: invalid x-api-key');
+    expect(error.details.upstream_status).toBe(401);
   });
 
   it('a stream that breaks off ends with an error event; the SDK throws it, the failure is recorded', async () => {

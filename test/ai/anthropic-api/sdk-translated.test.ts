@@ -212,8 +212,23 @@ describe('errors in Anthropic shape, as the SDK classifies them', () => {
     expect(res.headers.get('allow')).toBe('POST');
   });
 
-  it('other routes keep the one envelope', async () => {
+  it('other routes keep the one envelope, and take no credential from x-api-key', async () => {
     const res = await pg.gw.api('POST', '/v1/ai/chat/completions', { token: 'stk_bad', body: {} });
     expect(res.json).toEqual({ error: expect.objectContaining({ code: 'unauthenticated' }) });
+    const keyed = await pg.gw.api('POST', '/v1/ai/chat/completions', {
+      headers: { 'x-api-key': pg.token },
+      body: { model: 'dev/echo', messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expect(keyed.status).toBe(401);
+    expect(keyed.headers.get('request-id')).toBeNull();
+  });
+
+  it('Authorization wins over x-api-key when a client sends both', async () => {
+    const res = await pg.gw.api('POST', '/v1/ai/anthropic/v1/messages', {
+      token: pg.token,
+      headers: { 'x-api-key': 'stk_some-other-key' },
+      body: hello,
+    });
+    expect(res.status).toBe(200);
   });
 });
