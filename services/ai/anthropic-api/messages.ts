@@ -3,31 +3,28 @@ import type { ActionContext } from '../../../shared/http/action.ts';
 import { callContext } from '../call-context.ts';
 import { relayChunks, relayStream, type StreamReading } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
-import { textOf } from '../chat/wire.ts';
+import { type ChatChunk, type ChatCompletion, textOf } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
 import { estimateTokens, Generation } from '../generation.ts';
-import { tokensAtMost } from '../generation-ask.ts';
+import { type GenerationAsk, tokensAtMost } from '../generation-ask.ts';
 import { type AnthropicUsage, promptTokens } from '../providers/anthropic-translate.ts';
 import type { CallContext, ModelDefinition, Provider } from '../providers/types.ts';
 import { anthropicErrorBody } from './dialect.ts';
 import { chatToEvents, messageFromChat } from './from-chat.ts';
 import { toChat } from './to-chat.ts';
-import { eventFrame, type MessagesCall, type MessagesEvent, type MessagesRequest } from './wire.ts';
-
-/** One model's part in answering a Messages request: who answers, for which generation. */
-interface Answering {
-  provider: Provider;
-  model: ModelDefinition;
-  generation: Generation;
-  call: CallContext;
-  /** Anthropic's `max_tokens`, lowered to the cap the budget can pay for. */
-  maxTokens: number;
-}
+import {
+  eventFrame,
+  type MessagesCall,
+  type MessagesEvent,
+  type MessagesRequest,
+  type MessagesResponse,
+} from './wire.ts';
 
 /**
  * Answers a Messages request as a generation like any chat completion: model access, rate limits
  * and the hard budget's reservation first (`max_tokens` is required here, so the budget can only
- * lower it), usage recorded before the answer's last byte.
+ * lower it), then the upstream call (`openMessages`), then the answer (`answerMessages`), its usage
+ * recorded before its last byte.
  */
 export async function anthropicMessages(
   deps: AiDeps,
@@ -36,84 +33,118 @@ export async function anthropicMessages(
   ctx: ActionContext,
 ): Promise<unknown> {
   const { provider, model } = deps.catalog.resolve(input.model, 'chat');
-  const generation = await Generation.start(deps, ctx, model, 'chat', {
-    // Everything the model reads travels in these fields; their JSON has at least as many bytes.
-    inputTokensAtMost: tokensAtMost(
-      JSON.stringify([input.system ?? null, input.messages, input.tools ?? null]),
-    ),
-    maxOutputTokens: input.max_tokens,
-  });
-  const answering: Answering = {
-    provider,
-    model,
-    generation,
-    call: callContext(deps.env, ctx),
-    maxTokens: Math.min(input.max_tokens, generation.outputCap ?? input.max_tokens),
-  };
-  const call = { ...native, body: { ...native.body, max_tokens: answering.maxTokens } };
-  if (provider.messages && provider.messagesStream) return answerNatively(answering, call, ctx);
-  return answerThroughChat(answering, input, ctx);
-}
-
-/** The anthropic provider: the body goes upstream as sent, its answer or events come back as they are. */
-async function answerNatively(
-  { provider, model, generation, call }: Answering,
-  native: MessagesCall,
-  ctx: ActionContext,
-): Promise<unknown> {
-  if (native.body.stream !== true) {
-    const message = await generation.guard(() => clientsFault(() => provider.messages!(model, native, call)));
-    await generation.completed(promptTokens(message.usage), message.usage.output_tokens ?? 0);
-    return { ...message, model: model.id };
-  }
-  const events = await generation.guard(() =>
-    clientsFault(() => provider.messagesStream!(model, native, call)),
+  const generation = await Generation.start(deps, ctx, model, 'chat', messagesAsk(input));
+  const call = callContext(deps.env, ctx);
+  const upstream = await generation.guard(() =>
+    openMessages({ provider, model, generation, call }, input, native),
   );
-  const read = nativeReader();
-  return relayStream(ctx, generation, events, read, {
-    promptText: () => JSON.stringify(native.body.messages),
-    // The last event leaves once the usage is recorded.
-    frames: (e) => (e.event === 'message_stop' ? [] : [eventFrame(withModel(e, model.id))]),
-    finish: async ({ usage }) => {
-      await generation.completed(usage.input_tokens, usage.output_tokens);
-      await writeWithBackpressure(
-        ctx.res,
-        eventFrame({ event: 'message_stop', data: { type: 'message_stop' } }),
-      );
-    },
-    errorFrame: (_body, error) => errorFrame(error, ctx.requestId),
-  });
+  return answerMessages(ctx, generation, model, upstream);
 }
 
-/** Any other provider: the request as a chat request, its answer or chunks back as Messages ones. */
-async function answerThroughChat(
-  { provider, model, generation, call, maxTokens }: Answering,
+/** What a Messages request may consume: everything the model reads (their JSON has at least as many bytes), and `max_tokens`. */
+export const messagesAsk = (input: MessagesRequest): GenerationAsk => ({
+  inputTokensAtMost: tokensAtMost(
+    JSON.stringify([input.system ?? null, input.messages, input.tools ?? null]),
+  ),
+  maxOutputTokens: input.max_tokens,
+});
+
+/** Who answers, for which generation. */
+export interface MessagesTarget {
+  provider: Provider;
+  model: ModelDefinition;
+  generation: Generation;
+  call: CallContext;
+}
+
+/** What the upstream gave: a message or events as they are, or a chat answer to translate. */
+export type MessagesUpstream =
+  | { kind: 'message'; message: MessagesResponse }
+  | { kind: 'events'; events: AsyncIterable<MessagesEvent>; prompt: string }
+  | { kind: 'completion'; completion: ChatCompletion; prompt: string }
+  | { kind: 'chunks'; chunks: AsyncIterable<ChatChunk>; prompt: string };
+
+/**
+ * Calls the target's upstream: natively when its provider speaks the Messages API (the client's body
+ * with `model` renamed and `max_tokens` lowered to what the budget pays for), else as a chat request.
+ */
+export async function openMessages(
+  { provider, model, generation, call }: MessagesTarget,
   input: MessagesRequest,
-  ctx: ActionContext,
-): Promise<unknown> {
-  const request = toChat(input, model.upstreamModel, maxTokens);
-  const promptText = () => request.messages.map((m) => textOf(m.content)).join(' ');
-  if (input.stream !== true) {
-    const completion = await generation.guard(() => provider.chat!(model, request, call));
-    const usage = {
-      input_tokens: completion.usage?.prompt_tokens ?? estimateTokens(promptText()),
-      output_tokens:
-        completion.usage?.completion_tokens ?? estimateTokens(completion.choices[0]?.message.content ?? ''),
-    };
-    await generation.completed(usage.input_tokens, usage.output_tokens);
-    return messageFromChat(completion, model.id, usage);
+  native: MessagesCall,
+): Promise<MessagesUpstream> {
+  const maxTokens = Math.min(input.max_tokens, generation.outputCap ?? input.max_tokens);
+  if (provider.messages && provider.messagesStream) {
+    const sent = { ...native, body: { ...native.body, max_tokens: maxTokens } };
+    if (input.stream !== true)
+      return { kind: 'message', message: await clientsFault(() => provider.messages!(model, sent, call)) };
+    const events = await clientsFault(() => provider.messagesStream!(model, sent, call));
+    return { kind: 'events', events, prompt: JSON.stringify(input.messages) };
   }
-  const chunks = await generation.guard(() => provider.chatStream!(model, request, call));
-  const events = chatToEvents(model.id);
-  return relayChunks(ctx, generation, chunks, {
-    promptText,
-    frames: (chunk) => events.push(chunk).map(eventFrame),
-    finish: async ({ usage, finishReason }) => {
+  const request = toChat(input, model.upstreamModel, maxTokens);
+  const prompt = request.messages.map((m) => textOf(m.content)).join(' ');
+  if (input.stream !== true)
+    return { kind: 'completion', completion: await provider.chat!(model, request, call), prompt };
+  return { kind: 'chunks', chunks: await provider.chatStream!(model, request, call), prompt };
+}
+
+/** Writes the answer in Messages form, its usage recorded first: as JSON, or as the stream's events. */
+export async function answerMessages(
+  ctx: ActionContext,
+  generation: Generation,
+  model: ModelDefinition,
+  upstream: MessagesUpstream,
+): Promise<unknown> {
+  const errorFrame = (_body: unknown, error: ApiError) =>
+    eventFrame({ event: 'error', data: anthropicErrorBody(error, ctx.requestId) });
+  switch (upstream.kind) {
+    case 'message': {
+      const { message } = upstream;
+      await generation.completed(promptTokens(message.usage), message.usage.output_tokens ?? 0);
+      return { ...message, model: model.id };
+    }
+    case 'events':
+      return relayStream(ctx, generation, upstream.events, nativeReader(), {
+        promptText: () => upstream.prompt,
+        // The last event leaves once the usage is recorded.
+        frames: (e) => (e.event === 'message_stop' ? [] : [eventFrame(withModel(e, model.id))]),
+        finish: async ({ usage }) => {
+          await generation.completed(usage.input_tokens, usage.output_tokens);
+          await writeWithBackpressure(
+            ctx.res,
+            eventFrame({ event: 'message_stop', data: { type: 'message_stop' } }),
+          );
+        },
+        errorFrame,
+      });
+    case 'completion': {
+      const { completion, prompt } = upstream;
+      const usage = {
+        input_tokens: completion.usage?.prompt_tokens ?? estimateTokens(prompt),
+        output_tokens:
+          completion.usage?.completion_tokens ?? estimateTokens(completion.choices[0]?.message.content ?? ''),
+      };
       await generation.completed(usage.input_tokens, usage.output_tokens);
-      for (const e of events.end(usage, finishReason)) await writeWithBackpressure(ctx.res, eventFrame(e));
-    },
-    errorFrame: (_body, error) => errorFrame(error, ctx.requestId),
-  });
+      return messageFromChat(completion, model.id, usage);
+    }
+    case 'chunks': {
+      const events = chatToEvents(model.id);
+      return relayChunks(ctx, generation, upstream.chunks, {
+        promptText: () => upstream.prompt,
+        frames: (chunk) => events.push(chunk).map(eventFrame),
+        finish: async ({ usage, finishReason }) => {
+          await generation.completed(usage.input_tokens, usage.output_tokens);
+          for (const e of events.end(usage, finishReason))
+            await writeWithBackpressure(ctx.res, eventFrame(e));
+        },
+        errorFrame,
+      });
+    }
+    default: {
+      const unknown: never = upstream;
+      throw new Error(`unknown upstream answer ${JSON.stringify(unknown)}`);
+    }
+  }
 }
 
 /**
@@ -131,10 +162,6 @@ export async function clientsFault<T>(call: () => Promise<T>): Promise<T> {
     throw code ? new ApiError(code, error.message, error.options) : error;
   }
 }
-
-/** A stream that breaks off ends with Anthropic's `error` event. */
-const errorFrame = (error: ApiError, requestId: string) =>
-  eventFrame({ event: 'error', data: anthropicErrorBody(error, requestId) });
 
 /** `message_start` names the model by the gateway's id, as every answer does. */
 function withModel(e: MessagesEvent, model: string): MessagesEvent {
