@@ -8,6 +8,7 @@ import {
   anthropicStream,
   anthropicWire,
   faults,
+  gate,
   sendJson,
   type WireMock,
 } from '../../support/mock-ai-upstreams.ts';
@@ -221,6 +222,33 @@ describe('Messages API on anthropic/* (native)', () => {
     const sent = mock.body().max_tokens;
     expect(sent).toBeLessThan(700);
     expect(sent).toBeGreaterThan(600);
+  });
+});
+
+describe('a client that walks away', () => {
+  it('mid-stream: the upstream call is cancelled and the generation recorded as 499', async () => {
+    const held = gate();
+    mock.reply(anthropicStream(anthropicEvents([{ text: ['one ', 'two'] }]), { after: 2, wait: held.wait }));
+    const before = (await usageEvents(pg.gw, 'p')).length;
+    const controller = new AbortController();
+    const { events } = await pg.stream(
+      '/v1/ai/anthropic/v1/messages',
+      { ...hello, stream: true },
+      controller.signal,
+    );
+    expect((await events.next())?.event).toBe('message_start');
+    controller.abort();
+    let failed: Record<string, unknown> | undefined;
+    for (let i = 0; i < 200 && failed === undefined; i++) {
+      [failed] = (await usageEvents(pg.gw, 'p')).slice(before);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    held.open();
+    expect(failed).toMatchObject({
+      type: 'GenerationFailed',
+      status: 499,
+      errorCode: 'client_closed_request',
+    });
   });
 });
 
