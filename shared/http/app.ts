@@ -4,7 +4,7 @@ import { ApiError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { defineRoute, noInput, withStatus } from './action.ts';
 import { LargeBodyBudget } from './body-budget.ts';
-import { dialectAt, identify, speak, type WireDialect } from './dialect.ts';
+import { identify, speak, type WireDialect } from './dialect.ts';
 import { errorMiddleware, sendError } from './errors.ts';
 import type { Authenticator, Identity } from './identity.ts';
 import type { ActionRegistry } from './registry.ts';
@@ -36,8 +36,6 @@ declare module 'express-serve-static-core' {
   interface Request {
     requestId: string;
     identity: Identity;
-    /** Set when the request reaches an action that speaks another API's wire format. */
-    dialect?: WireDialect;
   }
 }
 
@@ -86,7 +84,7 @@ const refuseUnknownContentEncoding: RequestHandler = (req, res, next) => {
 /** The gateway's HTTP shell: request ids, logs, JSON bodies, identities, the action registry, errors. */
 export function createHttpApp(options: HttpAppOptions): Express {
   const { registry, authenticator, logger } = options;
-  const app = baseApp(logger, (path) => dialectAt(registry, path));
+  const app = baseApp(logger, (path) => registry.dialectAt(path));
   const largeBodies = new LargeBodyBudget(options.largeBodiesBudgetBytes);
 
   mountRoutes(app, probeRoutes(options));

@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
 import type { ApiError } from '../errors.ts';
 import type { Authenticator, Identity } from './identity.ts';
-import type { ActionRegistry } from './registry.ts';
 
 /**
  * How an action that serves another API's wire format (Anthropic's Messages API) takes its
@@ -19,14 +18,10 @@ export interface WireDialect {
   errorBody(error: ApiError, requestId: string): unknown;
 }
 
-/** The dialect of the `/v1/{service}/{action}` action at `path`, whatever the method. */
-export function dialectAt(registry: ActionRegistry, path: string): WireDialect | undefined {
-  const [, v1, service, ...action] = path.split('/');
-  if (v1 !== 'v1' || !service || action.length === 0) return undefined;
-  try {
-    return registry.dialectOf(decodeURIComponent(service), action.map(decodeURIComponent).join('/'));
-  } catch {
-    return undefined; // not percent-encoding: no action has that name
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set when the request is for an action that speaks another API's wire format. */
+    dialect?: WireDialect;
   }
 }
 

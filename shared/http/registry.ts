@@ -30,10 +30,17 @@ export class ActionRegistry {
     return [...this.#services.values()];
   }
 
-  /** The dialect the action of this name speaks, whatever the method asked. */
-  dialectOf(serviceId: string, actionName: string): WireDialect | undefined {
-    const byMethod = this.#actions.get(`${serviceId}/${actionName}`);
-    for (const action of byMethod?.values() ?? []) if (action.dialect) return action.dialect;
+  /** The dialect of the `/v1/{service}/{action}` action at `path`, whatever the method asked. */
+  dialectAt(path: string): WireDialect | undefined {
+    const [, v1, service, ...action] = path.split('/');
+    if (v1 !== 'v1' || !service || action.length === 0) return undefined;
+    let key: string;
+    try {
+      key = `${decodeURIComponent(service)}/${action.map(decodeURIComponent).join('/')}`;
+    } catch {
+      return undefined; // not percent-encoding: no action has that name
+    }
+    for (const found of this.#actions.get(key)?.values() ?? []) if (found.dialect) return found.dialect;
     return undefined;
   }
 
