@@ -153,13 +153,13 @@ describe('Messages request → chat request', () => {
     expect(() => toChat(search, 'm', 1)).toThrow(ApiError);
   });
 
-  it('the schema refuses a known block without its fields', () => {
+  it('the schema refuses a known block without its fields, naming the field', () => {
     const parsed = MessagesRequestSchema.safeParse({
       model: 'm',
       max_tokens: 1,
-      messages: [{ role: 'user', content: [{ type: 'tool_result' }] }],
+      messages: [{ role: 'user', content: [{ type: 'thinking', thinking: 'x' }, { type: 'tool_result' }] }],
     });
-    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map((i) => i.path.join('.'))).toEqual(['messages.0.content.1.tool_use_id']);
   });
 });
 

@@ -27,13 +27,20 @@ const ToolResultBlock = z.looseObject({
   content: z.union([z.string(), z.array(z.union([TextBlock, ImageBlock]))]).optional(),
   is_error: z.boolean().optional(),
 });
-const KNOWN_BLOCKS: ReadonlySet<string> = new Set(['text', 'image', 'tool_use', 'tool_result']);
-/** Blocks the gateway does not read (thinking, documents, server tools' blocks): passed on as they are. */
-const OtherBlock = z.looseObject({
-  type: z.string().refine((type) => !KNOWN_BLOCKS.has(type), 'this block is missing a field its type needs'),
-});
+/** The blocks the gateway reads, checked for the fields it reads; any other type passes on as it is. */
+const KNOWN_BLOCKS = new Map<string, z.ZodType>([
+  ['text', TextBlock],
+  ['image', ImageBlock],
+  ['tool_use', ToolUseBlock],
+  ['tool_result', ToolResultBlock],
+]);
 
-export const ContentBlockSchema = z.union([TextBlock, ImageBlock, ToolUseBlock, ToolResultBlock, OtherBlock]);
+/** A content block: thinking, documents, server tools' blocks… pass on untouched (the native path sends them). */
+export const ContentBlockSchema = z.looseObject({ type: z.string() }).superRefine((block, ctx) => {
+  const known = KNOWN_BLOCKS.get(block.type)?.safeParse(block);
+  for (const issue of known?.error?.issues ?? [])
+    ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+});
 
 export const MessageParamSchema = z.looseObject({
   role: z.enum(['user', 'assistant']),
@@ -88,7 +95,7 @@ interface KnownBlocks {
   tool_use: z.infer<typeof ToolUseBlock>;
   tool_result: z.infer<typeof ToolResultBlock>;
 }
-/** Sound because the schema lets a known type through only with its fields (`OtherBlock` refuses them). */
+/** Sound because the schema lets a known type through only with its fields. */
 export const isBlock = <T extends keyof KnownBlocks>(block: ContentBlock, type: T): block is KnownBlocks[T] =>
   block.type === type;
 export type MessageParam = z.infer<typeof MessageParamSchema>;
