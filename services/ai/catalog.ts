@@ -35,8 +35,18 @@ export class Catalog {
     private readonly env: EnvLookup,
   ) {}
 
+  /** The ids of the providers: every model id begins with one and a slash. */
+  providerIds(): string[] {
+    return this.providers.map((p) => p.id);
+  }
+
   entries(): readonly CatalogEntry[] {
     return this.#current().entries;
+  }
+
+  /** The entry with this id, callable or not. */
+  find(id: string): CatalogEntry | undefined {
+    return this.#current().byId.get(id);
   }
 
   /** The callable model with this id and modality, or 404 `model_not_found`. */

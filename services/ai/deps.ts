@@ -4,6 +4,7 @@ import type { RateLimits } from './governance/rate-limits.ts';
 import type { JobWorker } from './jobs/worker.ts';
 import type { PriceBook } from './prices/price-book.ts';
 import type { EnvLookup } from './providers/types.ts';
+import type { RouteBook } from './routing/route-book.ts';
 import type { UsageRecorder } from './usage/recorder.ts';
 
 /** What the `ai` service's actions share. */
@@ -15,5 +16,6 @@ export interface AiDeps {
   limits: RateLimits;
   jobs: JobWorker;
   prices: PriceBook;
+  routes: RouteBook;
   dataDir: string;
 }

@@ -1,4 +1,5 @@
 import { budgetsProjection } from '../../projections/budgets.ts';
+import { routesProjection } from '../../projections/routes.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineService, type EnvRequirement } from '../../shared/http/action.ts';
 import { EnvReader } from '../env/reader.ts';
@@ -16,6 +17,8 @@ import { JobWorker } from './jobs/worker.ts';
 import { PriceBook } from './prices/price-book.ts';
 import { builtinAiProviders } from './providers/index.ts';
 import type { Provider } from './providers/types.ts';
+import { routeActions } from './routing/route-actions.ts';
+import { RouteBook } from './routing/route-book.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, UpstreamClient } from './upstream.ts';
 import { UsageRecorder } from './usage/recorder.ts';
 
@@ -55,6 +58,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     limits: new StudioRateLimits(gw),
     jobs,
     prices,
+    routes: new RouteBook(() => gw.projections.state(routesProjection), catalog),
     dataDir: options.dataDir,
   };
 
@@ -80,6 +84,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       pricesListAction(deps),
       pricesUpsertAction(deps),
       pricesRemoveAction(deps),
+      ...routeActions(deps),
     ],
   });
 

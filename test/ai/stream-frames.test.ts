@@ -12,6 +12,7 @@ import type { ChatChunk } from '../../services/ai/chat/wire.ts';
 import type { AiDeps } from '../../services/ai/deps.ts';
 import { NO_RATE_LIMITS } from '../../services/ai/governance/rate-limits.ts';
 import { FREE } from '../../services/ai/prices/price.ts';
+import { InFlight } from '../../services/ai/routing/in-flight.ts';
 import type { UsageRecorder } from '../../services/ai/usage/recorder.ts';
 import type { ActionContext, AnyAction } from '../../shared/http/action.ts';
 
@@ -65,6 +66,7 @@ async function run(
       reserve: async () => ({ kind: 'unbudgeted' }),
     },
     limits: NO_RATE_LIMITS,
+    routes: { get: () => undefined, inFlight: new InFlight() },
   } as unknown as AiDeps;
   const { handler } = action(deps);
   const server = createServer((req, res) => {

@@ -69,6 +69,9 @@ const MATRIX: readonly Row[] = [
   ['GET /v1/ai/prices',                401,   200,  200,   403,    401,     200],
   ['POST /v1/ai/prices/upsert',        401,   403,  403,   403,    401,     200],
   ['POST /v1/ai/prices/remove',        401,   403,  403,   403,    401,     200],
+  ['POST /v1/ai/routes/upsert',        401,   403,  403,   403,    401,     200],
+  ['GET /v1/ai/routes/list',           401,   403,  403,   403,    401,     200],
+  ['POST /v1/ai/routes/remove',        401,   403,  403,   403,    401,     200],
   ['POST /v1/accounts/create',         401,   403,  403,   403,    401,     201],
   ['GET /v1/accounts/list',            401,   403,  403,   403,    401,     200],
   ['POST /v1/accounts/remove',         401,   403,  403,   403,    401,     200],
@@ -262,6 +265,20 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   'POST /v1/ai/prices/remove': async (fx) => {
     await fx.admin('POST', '/v1/ai/prices/upsert', { model: 'dev/image', per_image: 0.02 });
     return { path: '/v1/ai/prices/remove', body: { model: 'dev/image' } };
+  },
+  'POST /v1/ai/routes/upsert': async () => ({
+    path: '/v1/ai/routes/upsert',
+    body: { id: 'matrix/echo', strategy: 'fallback', targets: [{ model: 'dev/echo' }] },
+  }),
+  'GET /v1/ai/routes/list': async () => ({ path: '/v1/ai/routes/list' }),
+  'POST /v1/ai/routes/remove': async (fx) => {
+    const id = `matrix/gone${++keySeq}`;
+    await fx.admin('POST', '/v1/ai/routes/upsert', {
+      id,
+      strategy: 'fallback',
+      targets: [{ model: 'dev/echo' }],
+    });
+    return { path: '/v1/ai/routes/remove', body: { id } };
   },
   'POST /v1/accounts/create': async (fx, who) => ({
     path: '/v1/accounts/create',

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { defineAction } from '../../../shared/http/action.ts';
 import { writeSse } from '../../../shared/http/sse.ts';
-import { callContext } from '../call-context.ts';
 import { relayChunks } from '../chat/relay.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
-import { estimateTokens, Generation } from '../generation.ts';
+import { estimateTokens } from '../generation.ts';
 import { type GenerationAsk, tokensAtMost } from '../generation-ask.ts';
+import { generate } from '../routing/attempts.ts';
 
 const TextInput = z.strictObject({
   model: z.string().min(1),
@@ -45,7 +45,6 @@ const message = (text: string) => ({
 });
 
 export function textAction(deps: AiDeps) {
-  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'text',
@@ -53,10 +52,13 @@ export function textAction(deps: AiDeps) {
     summary: 'Generate text',
     input: TextInput,
     handler: async (input, ctx) => {
-      const { provider, model } = catalog.resolve(input.model, 'text');
-      const generation = await Generation.start(deps, ctx, model, 'text', askOf(input));
-      const request = toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens);
-      const completion = await generation.guard(() => provider.chat!(model, request, callContext(env, ctx)));
+      const answered = await generate(deps, ctx, input.model, 'text', askOf(input), (attempt) => {
+        const { provider, model } = attempt.target;
+        const cap = attempt.generation.outputCap ?? input.max_tokens;
+        return provider.chat!(model, toChat(input, model.upstreamModel, cap), attempt.call);
+      });
+      const { generation, result: completion } = answered;
+      const { model } = answered.target;
       const choice = completion.choices[0];
       const usageOut = {
         input_tokens: completion.usage?.prompt_tokens ?? estimateTokens(input.prompt),
@@ -75,7 +77,6 @@ export function textAction(deps: AiDeps) {
 
 /** POST /v1/ai/stream: SSE events `delta {text}`, then `done {message, …}` or `error {error}`. */
 export function streamAction(deps: AiDeps) {
-  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'stream',
@@ -83,15 +84,16 @@ export function streamAction(deps: AiDeps) {
     summary: 'Generate text as server-sent events',
     input: TextInput,
     handler: async (input, ctx) => {
-      const { provider, model } = catalog.resolve(input.model, 'stream');
-      const generation = await Generation.start(deps, ctx, model, 'stream', askOf(input));
-      const request = {
-        ...toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens),
-        stream_options: { include_usage: true },
-      };
-      const chunks = await generation.guard(() =>
-        provider.chatStream!(model, request, callContext(env, ctx)),
-      );
+      const answered = await generate(deps, ctx, input.model, 'stream', askOf(input), async (attempt) => {
+        const { provider, model } = attempt.target;
+        const request = {
+          ...toChat(input, model.upstreamModel, attempt.generation.outputCap ?? input.max_tokens),
+          stream_options: { include_usage: true },
+        };
+        return attempt.firstChunk(await provider.chatStream!(model, request, attempt.call));
+      });
+      const { generation, result: chunks } = answered;
+      const { model } = answered.target;
       return relayChunks(ctx, generation, chunks, {
         promptText: () => input.prompt,
         frames: (chunk) =>

@@ -30,6 +30,8 @@ export interface CallContext {
   signal: AbortSignal;
   /** Whom the call is for (a studio id, or `admin`): upstream connections are shared between them. */
   tenant: string;
+  /** Extra upstream attempts after a 429, a 5xx or a refused connection, when not the client's default (a route's targets: 0). */
+  retries?: number;
 }
 
 export interface ImageRequest {
