@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectApiError } from '../../support/gateway.ts';
 import type { Json } from '../../support/mock-ai-upstreams.ts';
-import { type RoutedGateway, startRoutedGateway } from './support.ts';
+import { useRoutedGateway } from './support.ts';
 
 /** Routes as admins keep them (upsert, list, remove, as events) and as the catalog shows them. */
-let r: RoutedGateway;
+const r = useRoutedGateway();
 let n = 0;
-
-beforeAll(async () => {
-  r = await startRoutedGateway();
-});
-beforeEach(() => r.reset());
-afterAll(async () => {
-  await r?.close();
-});
 
 const fallback = (id: string, ...models: string[]) => ({
   id,

@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectApiError } from '../../support/gateway.ts';
 import { faults, type Json } from '../../support/mock-ai-upstreams.ts';
 import {
   failWith,
   generations,
-  type RoutedGateway,
   resetAfterFirstChunk,
   resetBeforeFirstChunk,
-  startRoutedGateway,
+  useRoutedGateway,
 } from './support.ts';
 
 /**
@@ -15,7 +14,7 @@ import {
  * request is recorded and charged once (for the target that answered), and that a stream is never
  * retried once its first byte went to the client.
  */
-let r: RoutedGateway;
+const r = useRoutedGateway();
 let n = 0;
 /** A fresh fallback route over these compat models (so no breaker state is shared between tests). */
 async function route(models: string[], extra: Record<string, unknown> = {}): Promise<string> {
@@ -37,7 +36,6 @@ const chat = (model: string, extra: Record<string, unknown> = {}) =>
   });
 
 beforeAll(async () => {
-  r = await startRoutedGateway();
   // Distinct prices, so a charge names the target it was for.
   for (const [model, input] of [
     ['a', 100],
@@ -50,10 +48,6 @@ beforeAll(async () => {
       output_per_mtok: input,
     });
   }
-});
-beforeEach(() => r.reset());
-afterAll(async () => {
-  await r?.close();
 });
 
 describe('fallback', () => {

@@ -1,22 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectApiError } from '../../support/gateway.ts';
 import { gate, type Json, openAiStream, openAiWire } from '../../support/mock-ai-upstreams.ts';
-import { failWith, generations, type RoutedGateway, startRoutedGateway } from './support.ts';
+import { failWith, generations, useRoutedGateway } from './support.ts';
 
 /**
  * Routes under load and under the studio's rules: least-busy picks, a route removed while its
  * requests run, budgets reserved against the target tried, rate limits counted once a request.
  */
-let r: RoutedGateway;
+const r = useRoutedGateway();
 let n = 0;
-
-beforeAll(async () => {
-  r = await startRoutedGateway();
-});
-beforeEach(() => r.reset());
-afterAll(async () => {
-  await r?.close();
-});
 
 /** A studio of its own with a user token, so budgets and limits set on it touch no other test. */
 async function studio(): Promise<{ id: string; token: string }> {

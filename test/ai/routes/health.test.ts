@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectApiError, sleep } from '../../support/gateway.ts';
 import type { Json } from '../../support/mock-ai-upstreams.ts';
-import { failWith, type RoutedGateway, startRoutedGateway } from './support.ts';
+import { failWith, useRoutedGateway } from './support.ts';
 
 /** The breaker of each target: cooled down after failures, skipped meanwhile, tried again after. */
-let r: RoutedGateway;
+const r = useRoutedGateway();
 let n = 0;
-
-beforeAll(async () => {
-  r = await startRoutedGateway();
-});
-beforeEach(() => r.reset());
-afterAll(async () => {
-  await r?.close();
-});
 
 const chat = (model: string) =>
   r.pg.post('/v1/ai/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }] });

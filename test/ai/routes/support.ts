@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { StoredEvent } from '../../../shared/event-store/types.ts';
 import type { ApiResponse } from '../../support/gateway.ts';
 import {
@@ -32,7 +33,38 @@ export interface RoutedGateway {
   close(): Promise<void>;
 }
 
-export async function startRoutedGateway(): Promise<RoutedGateway> {
+/** The file's routed gateway: started before its tests, its scripts and requests forgotten before each, closed after. */
+export function useRoutedGateway(): RoutedGateway {
+  let started: RoutedGateway | undefined;
+  beforeAll(async () => {
+    started = await startRoutedGateway();
+  });
+  beforeEach(() => started?.reset());
+  afterAll(async () => {
+    await started?.close();
+  });
+  const current = () => {
+    if (!started) throw new Error('the routed gateway is not started yet');
+    return started;
+  };
+  return {
+    get pg() {
+      return current().pg;
+    },
+    get mock() {
+      return current().mock;
+    },
+    script: (model, ...handlers) => current().script(model, ...handlers),
+    calls: () => current().calls(),
+    reset: () => current().reset(),
+    admin: (method, path, body) => current().admin(method, path, body),
+    upsert: (route) => current().upsert(route),
+    usageOf: (requestId, studioId) => current().usageOf(requestId, studioId),
+    close: () => current().close(),
+  };
+}
+
+async function startRoutedGateway(): Promise<RoutedGateway> {
   const mock = await openAiMock();
   const scripts = new Map<string, MockHandler[]>();
   const modelOf = (body: Buffer) => String(JSON.parse(body.toString()).model);
