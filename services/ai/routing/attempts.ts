@@ -93,7 +93,9 @@ async function routed<T>(
         deadline.passed() && !ctx.signal.aborted
           ? new ApiError('upstream_timeout', `${target.model} did not answer within ${route.timeoutMs} ms`)
           : thrown;
-      const failure = failureOf(error);
+      const failure: Failure = ctx.signal.aborted
+        ? { reason: 'client_closed_request', targetFault: false }
+        : failureOf(error);
       if (failure.targetFault) deps.routes.health.failed(route.id, target.model, route.cooldown);
       const moveOn =
         index + 1 < plan.length &&

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectApiError } from '../../support/gateway.ts';
+import { expectApiError, sleep } from '../../support/gateway.ts';
 import { faults, type Json } from '../../support/mock-ai-upstreams.ts';
 import {
   failWith,
@@ -34,6 +34,15 @@ const chat = (model: string, extra: Record<string, unknown> = {}) =>
     messages: [{ role: 'user', content: 'hi there' }],
     ...extra,
   });
+
+/** Polls `done` (2 s at most). */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await done()) return;
+    await sleep(10);
+  }
+  throw new Error('gave up waiting');
+}
 
 beforeAll(async () => {
   // Distinct prices, so a charge names the target it was for.
@@ -131,6 +140,33 @@ describe('fallback', () => {
     const events = await r.usageOf(res.headers.get('x-request-id')!);
     expect(events.map((e) => e.type)).toEqual(['GenerationFailed']);
     expect((events[0]!.data as Json).attempts.map((a: Json) => a.outcome)).toEqual(['moved_on', 'failed']);
+  });
+
+  it('stops when the client goes away, recorded as 499 with the attempt under way', async () => {
+    const id = await route(['a', 'b']);
+    r.script('a', faults.silence());
+    const controller = new AbortController();
+    const answer = fetch(`${r.pg.gw.url}/v1/ai/text`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${r.pg.token}`,
+        'content-type': 'application/json',
+        'x-request-id': `gone-${id}`,
+      },
+      body: JSON.stringify({ model: id, prompt: 'hi' }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    await until(async () => r.calls().length === 1);
+    controller.abort();
+    await answer;
+    await until(async () => (await r.usageOf(`gone-${id}`)).length === 1);
+    const [event] = await r.usageOf(`gone-${id}`);
+    expect(event!.data).toMatchObject({
+      status: 499,
+      errorCode: 'client_closed_request',
+      attempts: [{ model: 'compat/a', outcome: 'failed', reason: 'client_closed_request' }],
+    });
+    expect(r.calls()).toEqual(['a']);
   });
 
   it('tries at most max_attempts targets', async () => {
