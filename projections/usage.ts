@@ -12,12 +12,42 @@ export interface UsageTotals {
   cost_micro_usd: number;
 }
 
-/** studio → hour (ISO, `YYYY-MM-DDTHH`) → `model|modality` → totals. Small enough to keep in memory. */
-export type UsageState = Map<string, Map<string, Map<string, UsageTotals>>>;
+/** The totals of one model, modality and token (null: the admin key) within one hour. */
+export interface UsageBucket {
+  model: string;
+  modality: string;
+  tokenId: string | null;
+  totals: UsageTotals;
+}
 
-type UsageSnapshot = Entries<Entries<Entries<UsageTotals>>>;
+/**
+ * studio → hour (ISO, `YYYY-MM-DDTHH`) → bucket key → bucket. The key is the JSON of the bucket's
+ * model, modality and token, so no separator can make two buckets one. Small enough to keep in memory.
+ */
+export type UsageState = Map<string, Map<string, Map<string, UsageBucket>>>;
+
+type UsageSnapshot = Entries<Entries<Entries<UsageBucket>>>;
 
 export const hourOf = (iso: string) => iso.slice(0, 13);
+
+export const emptyTotals = (): UsageTotals => ({
+  requests: 0,
+  failures: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  latency_ms_total: 0,
+  cost_micro_usd: 0,
+});
+
+/** Adds `from` into `into`. */
+export function addTotals(into: UsageTotals, from: UsageTotals): void {
+  into.requests += from.requests;
+  into.failures += from.failures;
+  into.input_tokens += from.input_tokens;
+  into.output_tokens += from.output_tokens;
+  into.latency_ms_total += from.latency_ms_total;
+  into.cost_micro_usd += from.cost_micro_usd;
+}
 
 /** The value of `key` in `map`, made (and kept there) by `make` the first time. */
 function entry<V>(map: Map<string, V>, key: string, make: () => V): V {
@@ -31,17 +61,18 @@ function entry<V>(map: Map<string, V>, key: string, make: () => V): V {
 
 export const usageProjection = defineProjection<UsageState, GenerationEvent>({
   name: 'usage',
-  schemaVersion: 3,
+  // 4: buckets are per token as well as per model and modality.
+  schemaVersion: 4,
   handles: USAGE_EVENT_TYPES,
   initialState: () => new Map(),
   toSnapshot: (state): UsageSnapshot =>
     [...state].map(([studio, hours]) => [studio, [...hours].map(([hour, keys]) => [hour, entriesOf(keys)])]),
   fromSnapshot: (snapshot) =>
     new Map(
-      [...mapOf<Entries<Entries<UsageTotals>>>(snapshot, 'usage')].map(([studio, hours]) => [
+      [...mapOf<Entries<Entries<UsageBucket>>>(snapshot, 'usage')].map(([studio, hours]) => [
         studio,
         new Map(
-          [...mapOf<Entries<UsageTotals>>(hours, 'usage')].map(([hour, keys]) => [
+          [...mapOf<Entries<UsageBucket>>(hours, 'usage')].map(([hour, keys]) => [
             hour,
             mapOf(keys, 'usage'),
           ]),
@@ -50,16 +81,17 @@ export const usageProjection = defineProjection<UsageState, GenerationEvent>({
     ),
   apply(state, event) {
     const d = event.data;
-    const hours = entry(state, d.studioId, () => new Map<string, Map<string, UsageTotals>>());
-    const keys = entry(hours, hourOf(event.createdAt), () => new Map<string, UsageTotals>());
-    const totals = entry(keys, `${d.model}|${d.modality}`, () => ({
-      requests: 0,
-      failures: 0,
-      input_tokens: 0,
-      output_tokens: 0,
-      latency_ms_total: 0,
-      cost_micro_usd: 0,
+    const hours = entry(state, d.studioId, () => new Map<string, Map<string, UsageBucket>>());
+    const buckets = entry(hours, hourOf(event.createdAt), () => new Map<string, UsageBucket>());
+    // Events of admin generations (and of any recorded before tokens were) name no token.
+    const tokenId = d.tokenId ?? null;
+    const bucket = entry(buckets, JSON.stringify([d.model, d.modality, tokenId]), () => ({
+      model: d.model,
+      modality: d.modality,
+      tokenId,
+      totals: emptyTotals(),
     }));
+    const totals = bucket.totals;
     totals.requests++;
     if (event.type === 'GenerationFailed') totals.failures++;
     totals.input_tokens += d.inputTokens;

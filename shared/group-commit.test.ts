@@ -46,7 +46,7 @@ describe('GroupCommit', () => {
       return items;
     });
     const failed = group.submit('k', 'a');
-    await Promise.resolve();
+    await tick();
     const later = group.submit('k', 'b');
     await expect(failed).rejects.toThrow('store down');
     await expect(later).resolves.toBe('b');
@@ -60,6 +60,21 @@ describe('GroupCommit', () => {
       return items;
     }, 2);
     await Promise.all([1, 2, 3, 4, 5, 6].map((n) => group.submit('k', n)));
-    expect(sizes).toEqual([1, 2, 2, 1]);
+    expect(sizes).toEqual([2, 2, 2]);
+  });
+
+  it('commits what is submitted in one turn of the event loop together, the first item included', async () => {
+    // A commit that blocks the thread (an embedded store) lets nothing else be submitted while it
+    // runs: callers that arrive in one turn must find each other before the first commit starts.
+    const batches: string[][] = [];
+    const group = new GroupCommit<string, string>(async (_key, items) => {
+      batches.push(items);
+      return items;
+    });
+    const first = group.submit('k', 'a');
+    const others = ['b', 'c'].map((item) => group.submit('k', item));
+    expect(batches).toEqual([]);
+    await Promise.all([first, ...others]);
+    expect(batches).toEqual([['a', 'b', 'c']]);
   });
 });

@@ -1,8 +1,14 @@
 /**
  * Group commit, keyed: items submitted under one key are committed in batches, one batch at a time
- * per key. The first item of an idle key is committed at once; whatever arrives while a batch is
- * being committed waits and goes, all together, in the next batch. Concurrent callers thus share
- * one round trip instead of queueing for one each, and no item waits on a timer.
+ * per key. The first item of an idle key is committed at the end of this turn of the event loop
+ * (`setImmediate`), with whatever else was submitted in the same turn; whatever arrives while a
+ * batch is being committed waits and goes, all together, in the next batch. Concurrent callers thus
+ * share one round trip instead of queueing for one each, and no item waits on a timer.
+ *
+ * Why not commit the first item at once: a commit that blocks the thread (PGlite runs its queries
+ * on it) lets no other item be submitted while it runs, and its promise settles before the next
+ * I/O callback, so each item found the key idle again and went alone (one append per generation,
+ * 1.2 CPU ms a request on PGlite; waiting for the turn's end: 0.3).
  */
 export class GroupCommit<Item, Result> {
   readonly #queues = new Map<string, Waiting<Item, Result>[]>();
@@ -20,8 +26,8 @@ export class GroupCommit<Item, Result> {
         queue.push({ item, resolve, reject });
         return;
       }
-      this.#queues.set(key, []);
-      void this.#drain(key, [{ item, resolve, reject }]);
+      this.#queues.set(key, [{ item, resolve, reject }]);
+      setImmediate(() => void this.#drain(key));
     });
   }
 
@@ -30,8 +36,8 @@ export class GroupCommit<Item, Result> {
     return this.#queues.size;
   }
 
-  async #drain(key: string, first: Waiting<Item, Result>[]): Promise<void> {
-    let batch = first;
+  async #drain(key: string): Promise<void> {
+    let batch = this.#queues.get(key)?.splice(0, this.maxBatch) ?? [];
     while (batch.length > 0) {
       try {
         const results = await this.commit(

@@ -12,7 +12,9 @@
  *   BENCH_GATEWAY_SECONDS=N       closed-loop time box per target and mode (default 5, quick 1.5)
  *   BENCH_GATEWAY_STORE=pglite    Studio's event store: pglite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
- *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,thin,studio,portkey
+ *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,thin,studio,studio-governed,studio-unheld,portkey
+ *                                 (studio-governed: a hard budget and rate limits set; studio-unheld: Studio
+ *                                 whose answers do not wait for their usage event, the cost of holding them)
  *
  * autocannon and @portkey-ai/gateway are installed into a temp directory at run time (see tools.ts).
  */
@@ -184,17 +186,28 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       targets.push({ ...targets[0]!, key: 'thin', label: LABELS.thin, proc: thin, origin: thin.url });
     }
 
-    if (wanted.has('studio')) {
+    const studios = [
+      { key: 'studio', env: {}, governed: false },
+      { key: 'studio-governed', env: {}, governed: true },
+      { key: 'studio-unheld', env: { BENCH_ANSWER_BEFORE_USAGE_DURABLE: '1' }, governed: false },
+    ] as const;
+    for (const { key, env, governed } of studios.filter((s) => wanted.has(s.key))) {
       const base: Target = {
-        key: 'studio',
-        label: `${LABELS.studio} (${store} event store)`,
+        key,
+        label: `${LABELS[key]} (${store} event store)`,
         origin: '',
         path: '/v1/ai/chat/completions',
         headers: plain,
         model: 'compat/bench',
       };
       try {
-        const studio = await startStudioTarget({ dir, mockUrl: mock.url, store });
+        const studio = await startStudioTarget({
+          dir: join(dir, key),
+          mockUrl: mock.url,
+          store,
+          env,
+          governed,
+        });
         children.push(studio.child);
         targets.push({
           ...base,

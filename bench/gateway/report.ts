@@ -137,11 +137,50 @@ export function report(input: ReportInput): string {
     );
   }
 
+  out.push(...holdingCost(), ...governanceCost());
+
   const errors = targets.flatMap((t) => (s(t.key)?.errors ?? []).map((e) => `${t.label}: ${e}`));
   if (errors.length > 0) out.push('', 'Errors during the run:', ...errors.map((e) => `- ${e}`));
 
   out.push('', ...aims(input), '');
   return out.join('\n');
+
+  /** Studio against itself with answers not held for their usage event: what holding them costs. */
+  function holdingCost(): string[] {
+    if (!ran('studio') || !ran('studio-unheld')) return [];
+    const held = s('studio')!;
+    const unheld = s('studio-unheld')!;
+    const times = (a: number[], b: number[]) => `${fmt(paired(a, b, ratio))}×`;
+    const plus = (a: number[], b: number[]) => `${fmtAdded(paired(a, b, minus))} ms`;
+    return [
+      '',
+      'Holding each answer until its usage event is durable (Studio against Studio with answers not held, ' +
+        `same run, per repetition): req/s ${times(held.rps.json, unheld.rps.json)} (JSON), ` +
+        `${times(held.rps.stream, unheld.rps.stream)} (stream); at ${UNLOADED_RATE}/s p50 / p99 ` +
+        `${plus(held.json.p50, unheld.json.p50)} / ${plus(held.json.p99, unheld.json.p99)} (JSON), last chunk ` +
+        `${plus(held.last.p50, unheld.last.p50)} / ${plus(held.last.p99, unheld.last.p99)} (stream); ` +
+        `at ${EVEN_RATE.toLocaleString('en-US')}/s p50 / p99 ${plus(held.even.p50, unheld.even.p50)} / ` +
+        `${plus(held.even.p99, unheld.even.p99)} (JSON).`,
+    ];
+  }
+
+  /** Studio with a hard budget and rate limits set against Studio with none: what governance costs. */
+  function governanceCost(): string[] {
+    if (!ran('studio') || !ran('studio-governed')) return [];
+    const none = s('studio')!;
+    const governed = s('studio-governed')!;
+    const times = (a: number[], b: number[]) => `${fmt(paired(a, b, ratio))}×`;
+    const plus = (a: number[], b: number[]) => `${fmtAdded(paired(a, b, minus))} ms`;
+    return [
+      '',
+      'A hard budget and rate limits set (Studio with both against Studio with none, same run, per ' +
+        `repetition): req/s ${times(governed.rps.json, none.rps.json)} (JSON), ` +
+        `${times(governed.rps.stream, none.rps.stream)} (stream); at ${UNLOADED_RATE}/s p50 / p99 ` +
+        `${plus(governed.json.p50, none.json.p50)} / ${plus(governed.json.p99, none.json.p99)} (JSON); ` +
+        `at ${EVEN_RATE.toLocaleString('en-US')}/s p50 / p99 ${plus(governed.even.p50, none.even.p50)} / ` +
+        `${plus(governed.even.p99, none.even.p99)} (JSON).`,
+    ];
+  }
 
   function aims(_: ReportInput): string[] {
     if (!ran('studio')) return ['Aims: not checked (Studio did not run).'];

@@ -6,13 +6,25 @@ export const CONNECTIONS = 50;
 export const UNLOADED_RATE = 200;
 export const EVEN_RATE = 1_000;
 
-export type TargetKey = 'direct' | 'thin' | 'studio' | 'portkey';
+export type TargetKey = 'direct' | 'thin' | 'studio' | 'studio-governed' | 'studio-unheld' | 'portkey';
 export type Mode = 'json' | 'stream';
-export const ALL_TARGETS: readonly TargetKey[] = ['direct', 'thin', 'studio', 'portkey'];
+export const ALL_TARGETS: readonly TargetKey[] = [
+  'direct',
+  'thin',
+  'studio',
+  'studio-governed',
+  'studio-unheld',
+  'portkey',
+];
 export const LABELS: Record<TargetKey, string> = {
   direct: 'direct (client → mock)',
   thin: 'thin proxy (express 5 + undici Pool)',
   studio: 'Studio',
+  // The same Studio with a priced model, a hard budget and rate limits on the bench studio: every
+  // generation reserves and settles in the log and passes the limiter.
+  'studio-governed': 'Studio, hard budget and rate limits set',
+  // Studio started with the bench-only `answerBeforeDurable`: what holding answers costs is measured against it.
+  'studio-unheld': 'Studio, answers not held for the usage append',
   portkey: 'Portkey',
 };
 

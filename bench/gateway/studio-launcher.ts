@@ -14,7 +14,10 @@ import { createLogger } from '../../shared/logger.ts';
 
 const config = loadConfig(process.env);
 const logger = createLogger(config.logLevel);
-const gateway = await startGateway({ config, logger });
+// BENCH_ANSWER_BEFORE_USAGE_DURABLE=1: answers do not wait for their usage event (bench only; see
+// `UsageRecorderOptions`), the "without" against which the cost of holding them is measured.
+const unheld = process.env.BENCH_ANSWER_BEFORE_USAGE_DURABLE === '1';
+const gateway = await startGateway({ config, logger, ai: { usage: { answerBeforeDurable: unheld } } });
 process.stdout.write(`READY ${JSON.stringify({ url: gateway.url })}\n`);
 
 const profileFile = process.env.BENCH_CPU_PROFILE;

@@ -47,6 +47,8 @@ export async function startStudioTarget(options: {
   mockUrl: string;
   store: StudioStore;
   env?: Record<string, string>;
+  /** Price the model and set a hard budget and rate limits on the studio, none of which a run reaches. */
+  governed?: boolean;
 }): Promise<StudioTarget> {
   const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
   let database: FreshDatabase | undefined;
@@ -82,6 +84,22 @@ export async function startStudioTarget(options: {
   try {
     await adminPost(child.url, '/v1/studios/create', adminKey, { name: 'Bench', studio_id: 'bench' });
     const applied = await adminPost(child.url, '/v1/studios/tokens/apply', adminKey, { studio_id: 'bench' });
+    if (options.governed) {
+      const post = (path: string, body: unknown) => adminPost(child.url, path, adminKey, body);
+      await post('/v1/ai/prices/upsert', { model: 'compat/bench', input_per_mtok: 1, output_per_mtok: 2 });
+      await post('/v1/studios/budgets/set', {
+        studio_id: 'bench',
+        amount_usd: 1_000_000,
+        window: 'day',
+        mode: 'hard',
+      });
+      await post('/v1/studios/limits/set', {
+        studio_id: 'bench',
+        rpm: 10_000_000,
+        tpm: 1_000_000_000,
+        max_concurrent: 10_000,
+      });
+    }
     return { child, token: applied.user_token as string };
   } catch (error) {
     await child.stop();

@@ -20,7 +20,7 @@ import type { Provider } from './providers/types.ts';
 import { routeActions } from './routing/route-actions.ts';
 import { RouteBook } from './routing/route-book.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, UpstreamClient } from './upstream.ts';
-import { UsageRecorder } from './usage/recorder.ts';
+import { UsageRecorder, type UsageRecorderOptions } from './usage/recorder.ts';
 
 export interface AiModuleOptions {
   dataDir: string;
@@ -30,6 +30,8 @@ export interface AiModuleOptions {
   providers?: (upstream: UpstreamClient) => Provider[];
   /** How often running video jobs are polled at their upstream (default 5 s). */
   jobPollMs?: number;
+  /** Benchmark only (see `UsageRecorderOptions`). */
+  usage?: UsageRecorderOptions;
 }
 
 /** The `ai` service: catalog, generation in every modality, chat completions, jobs, usage. */
@@ -45,10 +47,16 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
   const catalog = new Catalog(providers, env);
   const prices = new PriceBook(gw);
   const budgets = () => gw.projections.state(budgetsProjection);
-  const usage = new UsageRecorder(gw.events, gw.logger, prices, {
-    rulesOf: (studioId) => [...(budgets().get(studioId)?.rules.values() ?? [])],
-    ledgerOf: (studioId) => budgets().get(studioId)?.ledger,
-  });
+  const usage = new UsageRecorder(
+    gw.events,
+    gw.logger,
+    prices,
+    {
+      rulesOf: (studioId) => [...(budgets().get(studioId)?.rules.values() ?? [])],
+      ledgerOf: (studioId) => budgets().get(studioId)?.ledger,
+    },
+    options.usage,
+  );
   const jobs = new JobWorker(gw, catalog, env, usage, options.dataDir, options.jobPollMs);
   const deps: AiDeps = {
     gw,

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type StudioProcess, startStudio } from '../scale/processes.ts';
+import { auditData } from '../support/audit.ts';
 import { processState } from '../support/process-state.ts';
+import { waitUntil } from '../support/wait.ts';
 
 // Studio on PGlite, killed with SIGKILL in the middle of a load of admin commands and restarted at
 // once (as a supervisor does), many times over: no acknowledged command may be lost, and a restart
@@ -44,28 +46,6 @@ async function adminClient(url: string, adminKey: string, label: string, acknowl
   } catch (error) {
     // The gateway was killed: a request in flight fails without an answer, and this client is done.
     if (!(error instanceof TypeError)) throw error;
-  }
-}
-
-async function waitUntil(check: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-async function auditTypes(url: string, adminKey: string, types: string): Promise<{ studioId: string }[]> {
-  const found: { studioId: string }[] = [];
-  for (let after = 0; ; ) {
-    const res = await fetch(`${url}/v1/audit/events?type=${types}&after=${after}&limit=1000`, {
-      headers: { authorization: `Bearer ${adminKey}` },
-    });
-    expect(res.status).toBe(200);
-    const page = (await res.json()) as { items: { data: { studioId: string } }[]; next_after: number | null };
-    found.push(...page.items.map((item) => item.data));
-    if (page.next_after === null) return found;
-    after = page.next_after;
   }
 }
 
@@ -112,8 +92,12 @@ describe('Studio on PGlite killed with SIGKILL under load and restarted at once'
     }
 
     const url = studio.url('Studio gateway');
-    const created = new Set((await auditTypes(url, adminKey, 'StudioCreated')).map((d) => d.studioId));
-    const paused = new Set((await auditTypes(url, adminKey, 'StudioPaused')).map((d) => d.studioId));
+    const created = new Set(
+      (await auditData<{ studioId: string }>(url, adminKey, 'StudioCreated')).map((d) => d.studioId),
+    );
+    const paused = new Set(
+      (await auditData<{ studioId: string }>(url, adminKey, 'StudioPaused')).map((d) => d.studioId),
+    );
     expect([...acknowledged.created.keys()].filter((id) => !created.has(id))).toEqual([]);
     expect([...acknowledged.paused].filter((id) => !paused.has(id))).toEqual([]);
 

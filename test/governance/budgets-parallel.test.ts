@@ -1,10 +1,68 @@
+import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiResponse, sleep, type TestGateway } from '../support/gateway.ts';
+import { type StudioProcess, startStudio } from '../scale/processes.ts';
+import { auditData } from '../support/audit.ts';
+import {
+  type ApiRequest,
+  type ApiResponse,
+  jsonOrUndefined,
+  sleep,
+  type TestGateway,
+} from '../support/gateway.ts';
 import { openAiWire, sendJson } from '../support/mock-ai-upstreams.ts';
 import { freshPostgresDatabase } from '../support/postgres.ts';
 import { recordingServer } from '../support/recording-server.ts';
-import { governedGateway, ok, recordedSpend, sharedMasterKey, studioWithToken } from './support.ts';
+import { governedGateway, ok } from './support.ts';
+
+/** A gateway as this test talks to it: in this process or in one of its own. */
+interface Endpoint {
+  adminKey: string;
+  api(method: string, path: string, request?: ApiRequest): Promise<ApiResponse>;
+  /** Micro-dollars recorded as spent by the studio, read from the log. */
+  spent(studioId: string): Promise<number>;
+}
+
+const inProcess = (gw: TestGateway): Endpoint => ({
+  adminKey: gw.adminKey,
+  api: (method, path, request) => gw.api(method, path, request),
+  spent: async (studioId) => {
+    const events = await gw.running.ctx.events.readStream(`usage-${studioId}`);
+    return sumCosts(events.filter((e) => e.type.startsWith('Generation')).map((e) => e.data));
+  },
+});
+
+function ownProcess(process: StudioProcess, adminKey: string): Endpoint {
+  const url = process.url('Studio gateway');
+  return {
+    adminKey,
+    async api(method, path, request = {}) {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: {
+          ...(request.token ? { authorization: `Bearer ${request.token}` } : {}),
+          ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, text, json: jsonOrUndefined(text) };
+    },
+    spent: async (studioId) =>
+      sumCosts(
+        (
+          await auditData<{ studioId: string; costMicroUsd: number }>(
+            url,
+            adminKey,
+            'GenerationCompleted,GenerationFailed',
+          )
+        ).filter((d) => d.studioId === studioId),
+      ),
+  };
+}
+
+const sumCosts = (data: unknown[]) =>
+  data.reduce<number>((sum, d) => sum + ((d as { costMicroUsd?: number }).costMicroUsd ?? 0), 0);
 
 /**
  * 200 requests at once against a hard budget that pays for about 20: each reserves 590 micro-dollars
@@ -34,11 +92,12 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-async function setUp(gateways: TestGateway[]) {
-  const [first] = gateways as [TestGateway];
+async function setUp(gateways: Endpoint[]) {
+  const [first] = gateways as [Endpoint];
   const studio = `par${Math.random().toString(36).slice(2, 8)}`;
-  const { token } = await studioWithToken(first, studio);
   const admin = (path: string, body: unknown) => first.api('POST', path, { token: first.adminKey, body });
+  ok(await admin('/v1/studios/create', { name: studio, studio_id: studio }));
+  const token: string = ok(await admin('/v1/studios/tokens/apply', { studio_id: studio })).json.user_token;
   ok(await admin('/v1/ai/prices/upsert', { model: 'compat/m', input_per_mtok: 10, output_per_mtok: 20 }));
   ok(
     await admin('/v1/studios/budgets/set', {
@@ -64,7 +123,7 @@ async function setUp(gateways: TestGateway[]) {
   return { studio, token };
 }
 
-async function burst(gateways: TestGateway[]) {
+async function burst(gateways: Endpoint[]) {
   const { studio, token } = await setUp(gateways);
   const callsBefore = upstream.requests.length;
   let lowestRemaining = Number.POSITIVE_INFINITY;
@@ -99,7 +158,7 @@ async function burst(gateways: TestGateway[]) {
   // Refused requests never reached the upstream.
   expect(upstream.requests.length - callsBefore).toBe(served.length);
   expect(served.length).toBeGreaterThanOrEqual(10);
-  const spent = await recordedSpend(gateways[0]!, studio);
+  const spent = await gateways[0]!.spent(studio);
   expect(spent).toBe(served.length * 500);
   expect(spent).toBeLessThanOrEqual(BUDGET_MICRO_USD);
   expect(lowestRemaining).toBeGreaterThanOrEqual(0);
@@ -110,33 +169,34 @@ describe('a hard budget under 200 parallel requests', () => {
   it('on one process (the embedded store): never spends past the budget', async () => {
     const gw = await governedGateway({ store: 'pglite', upstreamUrl: upstream.url });
     try {
-      await burst([gw]);
+      await burst([inProcess(gw)]);
     } finally {
       await gw.close();
     }
   }, 120_000);
 
-  it('on two gateways sharing PostgreSQL: never spends past the budget', async (t) => {
+  it('on two gateway processes sharing PostgreSQL: never spends past the budget', async (t) => {
     const db = await freshPostgresDatabase();
     if (!db) return t.skip();
-    const masterKey = sharedMasterKey();
-    const a = await governedGateway({
-      store: 'postgres',
-      upstreamUrl: upstream.url,
-      databaseUrl: db.url,
-      masterKey,
-    });
-    const b = await governedGateway({
-      store: 'postgres',
-      upstreamUrl: upstream.url,
-      databaseUrl: db.url,
-      masterKey,
-    });
+    const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
+    const env = {
+      STUDIO_EVENT_STORE: 'postgres',
+      DATABASE_URL: db.url,
+      ADMIN_SECRET_KEY: adminKey,
+      STUDIO_MASTER_KEY: randomBytes(32).toString('hex'),
+      STUDIO_GATEWAY_PORT: '0',
+      OPENAI_COMPATIBLE_BASE_URL: `${upstream.url}/v1`,
+      OPENAI_COMPATIBLE_MODELS: 'm',
+    };
+    const processes = await Promise.all([
+      startStudio(['gateway', 'start'], env),
+      startStudio(['gateway', 'start'], env),
+    ]);
     try {
-      await burst([a, b]);
+      await burst(processes.map((p) => ownProcess(p, adminKey)));
     } finally {
-      await a.close();
-      await b.close();
+      for (const p of processes) p.kill('SIGTERM');
+      await Promise.all(processes.map((p) => p.exited));
       await db.drop();
     }
   }, 120_000);

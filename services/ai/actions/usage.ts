@@ -1,15 +1,45 @@
 import { z } from 'zod';
-import { hourOf, type UsageTotals, usageProjection } from '../../../projections/usage.ts';
+import { hourOf, usageProjection } from '../../../projections/usage.ts';
+import { toCsv } from '../../../shared/csv.ts';
 import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
-
-/** Micro-dollars as dollars, exact to the micro-dollar. */
-const usd = (micro: number) => micro / 1_000_000;
+import {
+  USAGE_DIMENSIONS,
+  USAGE_FIELDS,
+  USAGE_MEASURES,
+  type UsageDimension,
+  type UsageGroup,
+  usageReport,
+} from '../usage/report.ts';
 
 const isoDate = z.iso.datetime({ offset: true }).or(z.iso.date());
 
-/** GET /v1/ai/usage: totals per model and modality, by the hour (from/to are rounded to hours). */
+const isDimension = (name: string): name is UsageDimension =>
+  (USAGE_DIMENSIONS as readonly string[]).includes(name);
+
+/** `group_by=model,day`: names of USAGE_DIMENSIONS, comma-separated, each once (repeats are dropped). */
+const groupBy = z.string().transform((raw, ctx): UsageDimension[] => {
+  const names = raw.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !isDimension(name));
+  if (unknown.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `unknown ${unknown.map((name) => JSON.stringify(name)).join(', ')}; group_by takes ${USAGE_DIMENSIONS.join(', ')}, comma-separated`,
+    });
+    return z.NEVER;
+  }
+  return [...new Set(names.filter(isDimension))];
+});
+
+/** What a request without `group_by` is grouped by, as before `group_by` existed. */
+const DEFAULT_GROUP_BY: readonly UsageDimension[] = ['model', 'modality'];
+
+/**
+ * GET /v1/ai/usage: a studio's usage from `from` to `to` (rounded to hours), in one group per
+ * combination of `group_by` (model and modality unless given), each with its cost; JSON, or CSV
+ * with `format=csv`.
+ */
 export function usageAction({ gw }: AiDeps) {
   return defineAction({
     service: 'ai',
@@ -21,6 +51,8 @@ export function usageAction({ gw }: AiDeps) {
       studio_id: z.string().min(1).optional(),
       from: isoDate.optional(),
       to: isoDate.optional(),
+      group_by: groupBy.optional(),
+      format: z.enum(['json', 'csv']).optional(),
     }),
     handler: (input, ctx) => {
       const studioId = input.studio_id ?? (ctx.identity.kind === 'user' ? ctx.identity.studioId : undefined);
@@ -30,54 +62,33 @@ export function usageAction({ gw }: AiDeps) {
       const to = input.to ? hourOf(new Date(input.to).toISOString()) : '\uffff';
       if (from > to) throw new ApiError('validation_failed', 'from must not be after to', { param: 'from' });
 
-      const totals = new Map<string, UsageTotals>();
-      for (const [hour, byKey] of gw.projections.state(usageProjection).get(studioId) ?? []) {
-        if (hour < from || hour > to) continue;
-        for (const [key, t] of byKey) {
-          const sum = totals.get(key) ?? {
-            requests: 0,
-            failures: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            latency_ms_total: 0,
-            cost_micro_usd: 0,
-          };
-          sum.requests += t.requests;
-          sum.failures += t.failures;
-          sum.input_tokens += t.input_tokens;
-          sum.output_tokens += t.output_tokens;
-          sum.latency_ms_total += t.latency_ms_total;
-          sum.cost_micro_usd += t.cost_micro_usd ?? 0;
-          totals.set(key, sum);
-        }
+      const by = input.group_by ?? DEFAULT_GROUP_BY;
+      const hours = gw.projections.state(usageProjection).get(studioId) ?? new Map();
+      const { totals, groups } = usageReport(hours, { from, to }, by);
+      // Without group_by, the order it always had: most requests first.
+      if (input.group_by === undefined)
+        groups.sort((a, b) => b.requests - a.requests || String(a.model).localeCompare(String(b.model)));
+
+      if (input.format === 'csv') {
+        const fields = by.map((dimension) => USAGE_FIELDS[dimension]);
+        const rows = groups.map((group: UsageGroup) => [
+          ...fields.map((field) => group[field] ?? null),
+          ...USAGE_MEASURES.map((measure) => group[measure]),
+        ]);
+        ctx.res.setHeader('content-type', 'text/csv; charset=utf-8');
+        ctx.res.setHeader('content-disposition', 'attachment; filename="usage.csv"');
+        ctx.res.setHeader('x-content-type-options', 'nosniff');
+        ctx.res.status(200).end(toCsv([...fields, ...USAGE_MEASURES], rows));
+        return undefined;
       }
-      const items = [...totals].map(([key, t]) => {
-        const [model, modality] = key.split('|');
-        const { latency_ms_total, cost_micro_usd, ...rest } = t;
-        return {
-          model,
-          modality,
-          ...rest,
-          avg_latency_ms: t.requests ? Math.round(latency_ms_total / t.requests) : 0,
-          cost_usd: usd(cost_micro_usd),
-        };
-      });
-      items.sort((a, b) => b.requests - a.requests || String(a.model).localeCompare(String(b.model)));
-      const sum = (k: 'requests' | 'failures' | 'input_tokens' | 'output_tokens') =>
-        items.reduce((s, i) => s + i[k], 0);
       return {
         studio_id: studioId,
         from: input.from ?? null,
         to: input.to ?? null,
         granularity: 'hour',
-        totals: {
-          requests: sum('requests'),
-          failures: sum('failures'),
-          input_tokens: sum('input_tokens'),
-          output_tokens: sum('output_tokens'),
-          cost_usd: usd(items.reduce((s, i) => s + Math.round(i.cost_usd * 1e6), 0)),
-        },
-        items,
+        group_by: by,
+        totals,
+        items: groups,
       };
     },
   });

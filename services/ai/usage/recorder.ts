@@ -60,6 +60,15 @@ type Submission =
 
 type Outcome = ReserveOutcome | undefined;
 
+export interface UsageRecorderOptions {
+  /**
+   * **Benchmark only** (bench/gateway): `record` resolves at once and the append goes on behind it,
+   * so answers do not wait for their record; the benchmark measures what waiting costs against
+   * this. Never for a deployment: an answer could then be sent and its record lost in a crash.
+   */
+  answerBeforeDurable?: boolean;
+}
+
 /**
  * The one writer of the usage streams (`usage-<studio>`). `record` appends a generation's event and
  * resolves once it is durable, so a caller can hold the end of its answer until then; `reserve`
@@ -79,6 +88,7 @@ export class UsageRecorder {
     private readonly logger?: Logger,
     private readonly prices?: PriceSource,
     private readonly budgets?: BudgetSource,
+    private readonly options: UsageRecorderOptions = {},
   ) {
     this.#commits = new GroupCommit((studioId, items) => this.#commit(studioId, items));
   }
@@ -89,11 +99,19 @@ export class UsageRecorder {
   }
 
   async record(event: GenerationEvent): Promise<void> {
-    const submission: Submission = { kind: 'record', event: { ...event, id: randomUUID() } };
-    await this.#commits.submit(event.data.studioId, submission).catch((error: unknown) => {
-      this.#retryLater(event.data.studioId, submission);
-      throw error;
-    });
+    const withId = { ...event, id: randomUUID() };
+    const durable = this.#commits
+      .submit(event.data.studioId, { kind: 'record', event: withId })
+      .then(() => undefined)
+      .catch((error: unknown) => {
+        this.#retryLater(event.data.studioId, withId);
+        throw error;
+      });
+    if (this.options.answerBeforeDurable) {
+      durable.catch(() => undefined);
+      return;
+    }
+    return durable;
   }
 
   /** Sets aside the worst case of a generation under its studio's and token's hard budgets. */
@@ -183,14 +201,20 @@ export class UsageRecorder {
     return state;
   }
 
-  #retryLater(studioId: string, submission: Submission): void {
+  #retryLater(studioId: string, event: GenerationEvent & { id: string }): void {
     this.logger?.warn({ studioId }, 'could not append usage; retrying');
     const retry = (async () => {
       while (!this.#closed) {
         await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_MS).unref());
         if (this.#closed) break;
         try {
-          await this.#commits.submit(studioId, submission);
+          // Alone, not in a group: the failed append may have been stored with its answer lost, and
+          // an append mixing ids already stored with new ones is refused (DuplicateEventId), which
+          // would fail the generations grouped with it. Alone, a stored id is a no-op. The ledger
+          // is read again before the next budget decision, which then counts this event.
+          await this.#append(studioId, [event], 'any');
+          const cached = this.#ledgers.get(studioId);
+          if (cached) cached.fresh = false;
           return;
         } catch {
           // still failing: the next round retries

@@ -1,0 +1,188 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryEventStore } from '../../../shared/event-store/memory.ts';
+import type { AppendOptions, EventStore, NewEvent } from '../../../shared/event-store/types.ts';
+import type { GenerationEvent } from './events.ts';
+import { UsageRecorder } from './recorder.ts';
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A memory store whose appends are counted, and can be held or made to fail, one by one. */
+class WatchedStore extends MemoryEventStore {
+  readonly appends: { streamId: string; ids: string[] }[] = [];
+  /** Decides what the next appends do: go on, fail before storing, or store and then fail (a lost answer). */
+  next: ('ok' | 'fail' | 'lose-answer' | 'hold')[] = [];
+  #held: (() => void)[] = [];
+
+  override async append(streamId: string, events: readonly NewEvent[], options: AppendOptions) {
+    this.appends.push({ streamId, ids: events.map((e) => e.id ?? '') });
+    const what = this.next.shift() ?? 'ok';
+    if (what === 'hold') await new Promise<void>((resolve) => this.#held.push(resolve));
+    if (what === 'fail') throw new Error('connection reset');
+    const result = await super.append(streamId, events, options);
+    if (what === 'lose-answer') throw new Error('connection reset after commit');
+    return result;
+  }
+
+  release(): void {
+    for (const resolve of this.#held.splice(0)) resolve();
+  }
+}
+
+const generation = (studioId: string, requestId: string): GenerationEvent => ({
+  type: 'GenerationCompleted',
+  data: {
+    studioId,
+    tokenId: 'tok_1',
+    requestId,
+    model: 'dev/echo',
+    modality: 'text',
+    inputTokens: 1,
+    outputTokens: 1,
+    latencyMs: 1,
+    costMicroUsd: 3,
+    status: 200,
+  },
+});
+
+async function logOf(store: EventStore, studioId: string) {
+  const events = await store.readStream(`usage-${studioId}`);
+  return events.map((e) => ({ id: e.id, requestId: (e.data as { requestId: string }).requestId }));
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('UsageRecorder', () => {
+  it('resolves a record once its event is stored', async () => {
+    const store = new WatchedStore();
+    const recorder = new UsageRecorder(store);
+    await recorder.record(generation('acme', 'r1'));
+    expect((await logOf(store, 'acme')).map((e) => e.requestId)).toEqual(['r1']);
+  });
+
+  it('lets concurrent records of one studio share appends, and other studios append alongside', async () => {
+    const store = new WatchedStore();
+    store.next = ['hold'];
+    const recorder = new UsageRecorder(store);
+    const first = recorder.record(generation('acme', 'r0'));
+    await tick();
+    const rest = Array.from({ length: 49 }, (_, i) => recorder.record(generation('acme', `r${i + 1}`)));
+    const other = recorder.record(generation('other', 'o1'));
+    await other; // not held up by acme's append in flight
+    await tick();
+    expect(store.appends.map((a) => a.ids.length)).toEqual([1, 1]);
+    store.release();
+    await Promise.all([first, ...rest]);
+
+    const acme = store.appends.filter((a) => a.streamId === 'usage-acme');
+    expect(acme.map((a) => a.ids.length)).toEqual([1, 49]);
+    expect((await logOf(store, 'acme')).map((e) => e.requestId)).toEqual(
+      Array.from({ length: 50 }, (_, i) => `r${i}`),
+    );
+  });
+
+  it('rejects the callers of a failed append and stores their events later, with the same ids, once', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    const store = new WatchedStore();
+    store.next = ['hold', 'fail'];
+    const recorder = new UsageRecorder(store);
+    const first = recorder.record(generation('acme', 'r1'));
+    await tick();
+    const failing = [recorder.record(generation('acme', 'r2')), recorder.record(generation('acme', 'r3'))];
+    store.release();
+    await first;
+    for (const record of failing) await expect(record).rejects.toThrow('connection reset');
+    const failedIds = store.appends[1]!.ids;
+    expect(recorder.retrying).toBe(2);
+
+    await vi.advanceTimersByTimeAsync(1_000);
+    await vi.waitUntil(() => recorder.retrying === 0);
+    const log = await logOf(store, 'acme');
+    expect(log.map((e) => e.requestId).sort()).toEqual(['r1', 'r2', 'r3']);
+    expect(log.slice(1).map((e) => e.id)).toEqual(failedIds);
+  });
+
+  it('retries an append whose answer was lost without a duplicate, and without failing the appends of others', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    const store = new WatchedStore();
+    store.next = ['lose-answer'];
+    const recorder = new UsageRecorder(store);
+    await expect(recorder.record(generation('acme', 'lost'))).rejects.toThrow('after commit');
+    expect(await logOf(store, 'acme')).toHaveLength(1);
+
+    // The retry is due while other generations of the studio are being recorded.
+    store.next = ['hold'];
+    const busy = recorder.record(generation('acme', 'n0'));
+    await tick();
+    await vi.advanceTimersByTimeAsync(1_000);
+    const others = Array.from({ length: 3 }, (_, i) => recorder.record(generation('acme', `n${i + 1}`)));
+    store.release();
+    await Promise.all([busy, ...others]);
+    await vi.waitUntil(() => recorder.retrying === 0);
+
+    const log = await logOf(store, 'acme');
+    expect(log.map((e) => e.requestId).sort()).toEqual(['lost', 'n0', 'n1', 'n2', 'n3']);
+    expect(new Set(log.map((e) => e.id)).size).toBe(log.length);
+  });
+
+  it('with a budget, counts a retried event once and goes on deciding on the stream it finds', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    const store = new WatchedStore();
+    const soft = {
+      studioId: 'acme',
+      tokenId: null,
+      amountMicroUsd: 10,
+      window: 'total',
+      mode: 'soft',
+    } as const;
+    const recorder = new UsageRecorder(store, undefined, undefined, {
+      rulesOf: () => [soft],
+      ledgerOf: () => undefined,
+    });
+    store.next = ['lose-answer'];
+    await expect(recorder.record(generation('acme', 'lost'))).rejects.toThrow('after commit');
+    await vi.advanceTimersByTimeAsync(1_000);
+    await vi.waitUntil(() => recorder.retrying === 0);
+    // 3 micro-dollars each: the fourth generation takes the studio past its 10
+    for (const n of [1, 2, 3]) await recorder.record(generation('acme', `n${n}`));
+
+    const log = await store.readStream('usage-acme');
+    expect(log.map((e) => e.type)).toEqual([
+      'GenerationCompleted',
+      'GenerationCompleted',
+      'GenerationCompleted',
+      'GenerationCompleted',
+      'BudgetExceeded',
+    ]);
+    expect(log[4]!.data).toMatchObject({ spentMicroUsd: 12 });
+  });
+
+  it('keeps retrying, a second apart, while the store fails', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    const store = new WatchedStore();
+    store.next = ['fail', 'fail', 'fail'];
+    const recorder = new UsageRecorder(store);
+    await expect(recorder.record(generation('acme', 'r1'))).rejects.toThrow();
+    await vi.advanceTimersByTimeAsync(1_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(recorder.retrying).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await vi.waitUntil(() => recorder.retrying === 0);
+    expect(store.appends).toHaveLength(4);
+    expect(new Set(store.appends.flatMap((a) => a.ids)).size).toBe(1);
+    expect((await logOf(store, 'acme')).map((e) => e.requestId)).toEqual(['r1']);
+  });
+
+  it('with answerBeforeDurable (the benchmark’s "without"), resolves before the append is done', async () => {
+    const store = new WatchedStore();
+    store.next = ['hold'];
+    const recorder = new UsageRecorder(store, undefined, undefined, undefined, { answerBeforeDurable: true });
+    await recorder.record(generation('acme', 'r1'));
+    await tick();
+    expect(store.appends).toHaveLength(1);
+    expect(await logOf(store, 'acme')).toEqual([]);
+    store.release();
+    await vi.waitUntil(async () => (await logOf(store, 'acme')).length === 1);
+  });
+});
