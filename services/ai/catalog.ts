@@ -44,9 +44,9 @@ export class Catalog {
     return this.#current().entries;
   }
 
-  /** The entry with this id, callable or not. */
-  find(id: string): CatalogEntry | undefined {
-    return this.#current().byId.get(id);
+  /** Every entry by its id, callable or not. */
+  byId(): ReadonlyMap<string, CatalogEntry> {
+    return this.#current().byId;
   }
 
   /** The callable model with this id and modality, or 404 `model_not_found`. */

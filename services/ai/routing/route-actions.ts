@@ -68,11 +68,12 @@ function definitionOf(deps: AiDeps, input: RouteInput): RouteDefinition {
       },
     );
   const seen = new Set<string>();
+  const catalog = deps.catalog.byId();
   for (const { model } of input.targets) {
     if (seen.has(model))
       throw new ApiError('validation_failed', `model "${model}" is a target twice`, { param: 'targets' });
     seen.add(model);
-    const entry = deps.catalog.find(model);
+    const entry = catalog.get(model);
     if (!entry)
       throw new ApiError('validation_failed', `model "${model}" is not in the catalog`, { param: 'targets' });
     if (!ROUTABLE.some((m) => entry.model.modalities.includes(m)))

@@ -39,38 +39,32 @@ export class RouteBook {
 
   /** The targets that can be called now, with their catalog entries (a model gone from the catalog is left out). */
   #callable(route: RouteRecord): PlannedTarget[] {
+    const catalog = this.catalog.byId();
     return route.targets.flatMap((target) => {
-      const entry = this.catalog.find(target.model);
+      const entry = catalog.get(target.model);
       return entry?.available ? [{ ...target, entry }] : [];
     });
   }
 
-  /** The modalities every callable target has (of those a route serves); none when no target can be called. */
-  modalitiesOf(route: RouteRecord): Modality[] {
-    const callable = this.#callable(route);
-    if (callable.length === 0) return [];
-    return ROUTABLE.filter((m) => callable.every((t) => t.entry.model.modalities.includes(m)));
-  }
-
   /**
-   * The targets one request tries, in order: those callable for `modality` and not cooling down,
-   * ordered by the route's strategy, at most `maxAttempts`. 404 `model_not_found` when no target
-   * can be called (as for a model), 503 `unavailable` when every one is cooling down.
+   * The targets one request tries, in order: those callable now and not cooling down (all of them
+   * serve the route's modalities), ordered by its strategy, at most `maxAttempts`. 404 `model_not_found`
+   * when none can be called for `modality` (as for a model), 503 `unavailable` when every one cools down.
    */
   plan(route: RouteRecord, modality: Modality): PlannedTarget[] {
-    const candidates = this.#callable(route).filter((t) => t.entry.model.modalities.includes(modality));
-    if (candidates.length === 0 || !this.modalitiesOf(route).includes(modality)) {
+    const callable = this.#callable(route);
+    if (!sharedModalities(callable).includes(modality)) {
       throw new ApiError(
         'model_not_found',
         `model "${route.id}" does not exist or cannot be called now for ${modality}`,
         { param: 'model' },
       );
     }
-    const healthy = candidates.filter((t) => !this.health.isCooling(route.id, t.model));
+    const healthy = callable.filter((t) => !this.health.isCooling(route.id, t.model));
     if (healthy.length === 0) {
       const ms = this.health.msUntilReturn(
         route.id,
-        candidates.map((t) => t.model),
+        callable.map((t) => t.model),
       );
       const seconds = Math.max(1, Math.ceil((ms ?? 0) / 1000));
       throw new ApiError(
@@ -88,8 +82,9 @@ export class RouteBook {
 
   /** A route as admins see it: its settings, and each target's catalog state and health. */
   view(route: RouteRecord) {
-    const callable = new Set(this.#callable(route).map((t) => t.model));
-    const modalities = this.modalitiesOf(route);
+    const targets = this.#callable(route);
+    const callable = new Set(targets.map((t) => t.model));
+    const modalities = sharedModalities(targets);
     return {
       id: route.id,
       strategy: route.strategy,
@@ -117,4 +112,10 @@ export class RouteBook {
       updated_at: route.updatedAt,
     };
   }
+}
+
+/** The modalities every one of these targets has, of those a route serves; none without targets. */
+function sharedModalities(targets: readonly PlannedTarget[]): Modality[] {
+  if (targets.length === 0) return [];
+  return ROUTABLE.filter((m) => targets.every((t) => t.entry.model.modalities.includes(m)));
 }
