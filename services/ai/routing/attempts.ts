@@ -140,28 +140,19 @@ function attemptDeadline(client: AbortSignal, timeoutMs: number | null) {
 
 /** Waits for a stream's first chunk, then gives the whole stream back. */
 async function firstChunkArrived<T>(stream: AsyncIterable<T>): Promise<AsyncIterable<T>> {
-  const chunks = stream[Symbol.asyncIterator]();
-  const first = await chunks.next();
-  return resumed(first, chunks);
-}
-
-async function* resumed<T>(first: IteratorResult<T>, rest: AsyncIterator<T>): AsyncGenerator<T> {
-  if (first.done) return;
-  let finished = false;
-  try {
-    yield first.value;
-    for (;;) {
-      const next = await rest.next();
-      if (next.done) {
-        finished = true;
-        return;
-      }
-      yield next.value;
-    }
-  } finally {
+  const rest = stream[Symbol.asyncIterator]();
+  let first: IteratorResult<T> | undefined = await rest.next();
+  // No generator of our own around the stream: one more await per chunk costs streams ~5 % of req/s.
+  const resumed: AsyncIterator<T> = {
+    next() {
+      const pending = first;
+      first = undefined;
+      return pending ? Promise.resolve(pending) : rest.next();
+    },
     // A reader that stops early stops the upstream stream too.
-    if (!finished) await rest.return?.();
-  }
+    return: (value?: unknown) => rest.return?.(value) ?? Promise.resolve({ done: true, value }),
+  };
+  return { [Symbol.asyncIterator]: () => resumed };
 }
 
 interface Failure {
