@@ -142,7 +142,7 @@ function attemptDeadline(client: AbortSignal, timeoutMs: number | null) {
 async function firstChunkArrived<T>(stream: AsyncIterable<T>): Promise<AsyncIterable<T>> {
   const rest = stream[Symbol.asyncIterator]();
   let first: IteratorResult<T> | undefined = await rest.next();
-  // No generator of our own around the stream: one more await per chunk costs streams ~5 % of req/s.
+  // The upstream's own iterator, handed on: a generator around it would add an await per chunk.
   const resumed: AsyncIterator<T> = {
     next() {
       const pending = first;
