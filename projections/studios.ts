@@ -9,6 +9,8 @@ export interface StudioRecord {
   name: string;
   status: StudioStatus;
   paused_reason: string | null;
+  /** Seconds the response cache keeps the studio's answers; 0: off. */
+  cache_ttl_s: number;
   created_at: string;
   updated_at: string;
   /** The revision of the studio's stream this record reflects. */
@@ -20,7 +22,7 @@ export type StudiosState = Map<string, StudioRecord>;
 
 export const studiosProjection = defineProjection<StudiosState, StudioEvent>({
   name: 'studios',
-  schemaVersion: 2,
+  schemaVersion: 3,
   handles: STUDIO_EVENT_TYPES,
   initialState: () => new Map(),
   toSnapshot: entriesOf,
@@ -33,6 +35,7 @@ export const studiosProjection = defineProjection<StudiosState, StudioEvent>({
         name: event.data.name,
         status: 'active',
         paused_reason: null,
+        cache_ttl_s: event.data.cacheTtlS ?? 0,
         created_at: event.createdAt,
         updated_at: event.createdAt,
         version: event.revision,
@@ -55,6 +58,10 @@ export const studiosProjection = defineProjection<StudiosState, StudioEvent>({
         break;
       case 'StudioRemoved':
         Object.assign(studio, { status: 'removed', updated_at: event.createdAt });
+        break;
+      case 'StudioSettingsChanged':
+        studio.cache_ttl_s = event.data.cacheTtlS;
+        studio.updated_at = event.createdAt;
         break;
       case 'TokenIssued':
       case 'TokenRevoked':

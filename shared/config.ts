@@ -37,7 +37,7 @@ const EnvSchema = z.object({
   ),
   DATABASE_URL: optionalString,
   KURRENTDB_URL: optionalString,
-  /** Rate-limit counters in Redis, shared by every gateway that names the same database. */
+  /** Rate-limit counters and the response cache in Redis, shared by every gateway that names the same database. */
   REDIS_URL: z.preprocess(
     blankToUndefined,
     z.url({ protocol: /^rediss?$/, error: 'REDIS_URL is a redis:// or rediss:// URL' }).optional(),
@@ -95,6 +95,15 @@ const EnvSchema = z.object({
       .int()
       .min(1024 * 1024)
       .default(256 * 1024 * 1024),
+  ),
+  /** Bytes of answers the response cache keeps in this process (without REDIS_URL), least recently used out first. */
+  STUDIO_CACHE_MAX_BYTES: z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(1024 * 1024)
+      .default(64 * 1024 * 1024),
   ),
   /** Lets AI base URLs lead to link-local and cloud metadata addresses (refused by default). */
   STUDIO_ALLOW_PRIVATE_UPSTREAMS: z.preprocess(
@@ -220,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     sseHeartbeatMs: e.STUDIO_SSE_HEARTBEAT_MS,
     maxStreamsPerClient: e.STUDIO_MAX_STREAMS_PER_CLIENT,
     largeBodiesBudgetBytes: e.STUDIO_LARGE_BODIES_BUDGET_BYTES,
+    cacheMaxBytes: e.STUDIO_CACHE_MAX_BYTES,
     allowPrivateUpstreams: e.STUDIO_ALLOW_PRIVATE_UPSTREAMS,
     workspace: resolve(e.STUDIO_WORKSPACE ?? `${e.STUDIO_DATA_DIR}/workspace`),
     mcpConfig: resolve(e.STUDIO_MCP_CONFIG ?? `${e.STUDIO_DATA_DIR}/mcp.json`),

@@ -100,7 +100,7 @@ export async function startStudioTarget(options: {
       });
       await post('/v1/studios/limits/set', {
         studio_id: 'bench',
-        rpm: 10_000_000,
+        rpm: 1_000_000,
         tpm: 1_000_000_000,
         max_concurrent: 10_000,
       });

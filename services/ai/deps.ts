@@ -1,4 +1,5 @@
 import type { GatewayContext } from '../../shared/gateway-context.ts';
+import type { ResponseCache } from './cache/response-cache.ts';
 import type { Catalog } from './catalog.ts';
 import type { RateLimits } from './governance/rate-limits.ts';
 import type { JobWorker } from './jobs/worker.ts';
@@ -16,6 +17,7 @@ export interface AiDeps {
   limits: RateLimits;
   jobs: JobWorker;
   prices: PriceBook;
+  cache: ResponseCache;
   routes: RouteBook;
   dataDir: string;
 }

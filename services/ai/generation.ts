@@ -35,6 +35,8 @@ export class Generation {
     private readonly modality: Modality,
     private readonly ask: GenerationAsk,
     private readonly permit: RatePermit,
+    /** Answered by the response cache: costs nothing, charges no tokens. */
+    private readonly cached: boolean,
     /** The route asked for, when the generation goes through one. */
     private readonly route: string | undefined,
     terms: Terms,
@@ -45,8 +47,9 @@ export class Generation {
   /**
    * Admits a generation or throws the 4xx that refuses it, before anything goes upstream: the
    * model must be one the identity may call, the rate limits must let it through, and the hard
-   * budgets must be able to pay for its worst case, which is then reserved. Through a route, the
-   * identity must be allowed the route's id, and `model` is the first target to try.
+   * budgets must be able to pay for its worst case, which is then reserved. An answer the response
+   * cache holds (`cache.cached`) meets the same gates but budgets: it reserves and costs nothing.
+   * Through a route, the identity must be allowed the route's id, and `model` is the first target.
    */
   static async start(
     deps: Pick<AiDeps, 'usage' | 'limits'>,
@@ -54,16 +57,17 @@ export class Generation {
     model: ModelDefinition,
     modality: Modality,
     ask: GenerationAsk,
+    cache: { readonly cached: boolean } = { cached: false },
     route?: string,
   ): Promise<Generation> {
     assertModelAllowed(ctx.identity, route ?? model.id);
     const permit = await deps.limits.admit(ctx.identity, ask);
     for (const [name, value] of Object.entries(permit.headers)) ctx.res.setHeader(name, value);
-    const terms = await termsOf(deps, ctx, model, modality, ask).catch((error: unknown) => {
+    const terms = await termsOf(deps, ctx, model, modality, ask, cache.cached).catch((error: unknown) => {
       permit.release(0);
       throw error;
     });
-    return new Generation(deps, ctx, modality, ask, permit, route, terms);
+    return new Generation(deps, ctx, modality, ask, permit, cache.cached, route, terms);
   }
 
   /** The cap to send upstream in place of the client's, when the budget lowered it. */
@@ -92,7 +96,7 @@ export class Generation {
     }
     // Until the next target is admitted, a refusal is recorded against it, reserving nothing.
     this.#terms = { model: model.id, price: this.deps.usage.priceOf(model.id) };
-    this.#terms = await termsOf(this.deps, this.ctx, model, this.modality, this.ask);
+    this.#terms = await termsOf(this.deps, this.ctx, model, this.modality, this.ask, this.cached);
   }
 
   /** Notes one try of a route's target, for the generation's event. */
@@ -122,11 +126,12 @@ export class Generation {
       modality: this.modality,
       inputTokens: used.inputTokens,
       outputTokens: used.outputTokens,
-      costMicroUsd: costMicroUsd(price, used),
+      costMicroUsd: this.cached ? 0 : costMicroUsd(price, used),
       latencyMs: Math.round(performance.now() - this.#started),
       status,
       startedAt: reservation?.startedAt ?? this.#startedAt,
       ...(reservation ? { reservationId: reservation.reservationId } : {}),
+      ...(this.cached ? { cached: true as const } : {}),
       ...(this.route === undefined ? {} : { route: this.route, attempts: [...this.#attempts] }),
     };
   }
@@ -139,7 +144,7 @@ export class Generation {
   ): Promise<void> {
     if (this.#done) return;
     this.#done = true;
-    this.permit.release(inputTokens + outputTokens);
+    this.permit.release(this.cached ? 0 : inputTokens + outputTokens);
     try {
       await this.deps.usage.record({
         type: 'GenerationCompleted',
@@ -154,7 +159,7 @@ export class Generation {
   async failed(error: unknown, inputTokens = 0, outputTokens = 0): Promise<void> {
     if (this.#done) return;
     this.#done = true;
-    this.permit.release(inputTokens + outputTokens);
+    this.permit.release(this.cached ? 0 : inputTokens + outputTokens);
     const api = error instanceof ApiError ? error : undefined;
     const cancelled = this.ctx.signal.aborted;
     // 499: the client closed the request before the answer was complete (nginx's convention).
@@ -188,20 +193,24 @@ interface Terms {
   outputCap?: number;
 }
 
-/** Reserves the worst case of a generation of `model` under the hard budgets, or throws the 402 that refuses it. */
+/**
+ * Reserves the worst case of a generation of `model` under the hard budgets, or throws the 402 that
+ * refuses it. An answer from the response cache reserves nothing.
+ */
 async function termsOf(
   deps: Pick<AiDeps, 'usage'>,
   ctx: ActionContext,
   model: ModelDefinition,
   modality: Modality,
   ask: GenerationAsk,
+  cached: boolean,
 ): Promise<Terms> {
   const price = deps.usage.priceOf(model.id);
   const identity = ctx.identity;
   const producesTokens = PRODUCES_TOKENS.has(modality);
   const outputLimit = producesTokens ? (model.maxOutputTokens ?? ASSUMED_OUTPUT_LIMIT) : 0;
   const outcome =
-    identity.kind === 'user'
+    identity.kind === 'user' && !cached
       ? await deps.usage.reserve({
           studioId: identity.studioId,
           tokenId: identity.tokenId,

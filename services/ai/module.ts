@@ -1,5 +1,6 @@
 import { budgetsProjection } from '../../projections/budgets.ts';
 import { routesProjection } from '../../projections/routes.ts';
+import { studiosProjection } from '../../projections/studios.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineService, type EnvRequirement } from '../../shared/http/action.ts';
 import { EnvReader } from '../env/reader.ts';
@@ -10,6 +11,8 @@ import { asrAction, imageAction, ttsAction } from './actions/media.ts';
 import { pricesListAction, pricesRemoveAction, pricesUpsertAction } from './actions/prices.ts';
 import { streamAction, textAction } from './actions/text.ts';
 import { usageAction } from './actions/usage.ts';
+import { type CacheStoreOptions, openCacheStore } from './cache/open.ts';
+import { ResponseCache } from './cache/response-cache.ts';
 import { Catalog } from './catalog.ts';
 import type { AiDeps } from './deps.ts';
 import { StudioRateLimits } from './governance/rate-limiter.ts';
@@ -32,6 +35,8 @@ export interface AiModuleOptions {
   jobPollMs?: number;
   /** Benchmark only (see `UsageRecorderOptions`). */
   usage?: UsageRecorderOptions;
+  /** Where the response cache keeps answers: memory of this size, or Redis. */
+  cache?: CacheStoreOptions;
 }
 
 /** The `ai` service: catalog, generation in every modality, chat completions, jobs, usage. */
@@ -58,6 +63,12 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     options.usage,
   );
   const jobs = new JobWorker(gw, catalog, env, usage, options.dataDir, options.jobPollMs);
+  const cache = new ResponseCache({
+    store: openCacheStore(options.cache),
+    studioTtlS: (studioId) => gw.projections.state(studiosProjection).get(studioId)?.cache_ttl_s ?? 0,
+    logger: gw.logger,
+    ...(options.cache?.now ? { now: options.cache.now } : {}),
+  });
   const deps: AiDeps = {
     gw,
     catalog,
@@ -66,6 +77,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     limits: new StudioRateLimits(gw),
     jobs,
     prices,
+    cache,
     routes: new RouteBook(() => gw.projections.state(routesProjection), catalog),
     dataDir: options.dataDir,
   };
@@ -117,6 +129,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       await stopLeadership();
       await jobs.stop();
       await usage.close();
+      await cache.close();
       await upstream.close();
     },
   };

@@ -155,6 +155,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     dataDir: options.config.dataDir,
     allowPrivateUpstreams: options.config.allowPrivateUpstreams,
     ...options.ai,
+    cache: {
+      maxBytes: options.config.cacheMaxBytes,
+      redisUrl: options.config.redisUrl,
+      ...options.ai?.cache,
+    },
   });
   const registry = buildRegistry(ctx, ai);
   const forwarder = gatewayForwarder(options.config, ctx); // KAFKA_BROKERS set: the Kafka forwarder

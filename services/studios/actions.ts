@@ -9,6 +9,7 @@ import { type ActionContext, defineAction, defineService } from '../../shared/ht
 import { modelPatterns } from '../../shared/model-patterns.ts';
 import { budgetActions } from './budget-actions.ts';
 import { limitActions } from './limit-actions.ts';
+import { cacheTtlS } from './settings.ts';
 import { type StudioCommand, studioDecider, studioStreamId } from './studio.ts';
 import { studioId } from './studio-id.ts';
 
@@ -63,11 +64,27 @@ export function studiosService(gw: GatewayContext) {
         identities: admin,
         status: 201,
         summary: 'Create a studio',
-        input: z.strictObject({ name: z.string().trim().min(1).max(200), studio_id: studioId.optional() }),
-        handler: async ({ name, studio_id }, ctx) => {
+        input: z.strictObject({
+          name: z.string().trim().min(1).max(200),
+          studio_id: studioId.optional(),
+          cache_ttl_s: cacheTtlS.optional(),
+        }),
+        handler: async ({ name, studio_id, cache_ttl_s }, ctx) => {
           const id = studio_id ?? newId('std');
-          await run({ type: 'CreateStudio', studioId: id, name }, ctx);
+          await run({ type: 'CreateStudio', studioId: id, name, cacheTtlS: cache_ttl_s }, ctx);
           return studioRecord(id);
+        },
+      }),
+      defineAction({
+        service: 'studios',
+        action: 'settings',
+        method: 'POST',
+        identities: admin,
+        summary: "Change a studio's settings: how long its answers are cached (0: not cached)",
+        input: z.strictObject({ studio_id: studioId, cache_ttl_s: cacheTtlS }),
+        handler: async ({ studio_id, cache_ttl_s }, ctx) => {
+          await run({ type: 'ChangeStudioSettings', studioId: studio_id, cacheTtlS: cache_ttl_s }, ctx);
+          return studioRecord(studio_id);
         },
       }),
       defineAction({

@@ -89,3 +89,63 @@ describe('studio decider: lifecycle', () => {
       .thenFails('conflict', /removed/);
   });
 });
+
+describe('studio decider: settings', () => {
+  const settings = (cacheTtlS: number) =>
+    ({ type: 'ChangeStudioSettings', studioId: id, cacheTtlS }) as const;
+  const changed = (cacheTtlS: number): StudioEvent => ({
+    type: 'StudioSettingsChanged',
+    data: { studioId: id, cacheTtlS },
+  });
+
+  it('creates a studio with its response cache on when asked, and off (no field) otherwise', () => {
+    spec
+      .given([])
+      .when({ type: 'CreateStudio', studioId: id, name: 'Acme', cacheTtlS: 300 })
+      .thenEmits([{ type: 'StudioCreated', data: { studioId: id, name: 'Acme', cacheTtlS: 300 } }]);
+    spec
+      .given([])
+      .when({ type: 'CreateStudio', studioId: id, name: 'Acme', cacheTtlS: 0 })
+      .thenEmits([created]);
+  });
+
+  it('changes the cache TTL, and records nothing when it is already that', () => {
+    spec
+      .given([created])
+      .when(settings(60))
+      .thenEmits([changed(60)]);
+    spec
+      .given([created, changed(60)])
+      .when(settings(60))
+      .thenEmits([]);
+    spec
+      .given([created, changed(60)])
+      .when(settings(0))
+      .thenEmits([changed(0)]);
+    spec.given([created]).when(settings(0)).thenEmits([]);
+  });
+
+  it('a TTL given at creation is the one in force', () => {
+    const createdCached: StudioEvent = {
+      type: 'StudioCreated',
+      data: { studioId: id, name: 'Acme', cacheTtlS: 300 },
+    };
+    spec.given([createdCached]).when(settings(300)).thenEmits([]);
+    spec
+      .given([createdCached])
+      .when(settings(0))
+      .thenEmits([changed(0)]);
+  });
+
+  it('a paused studio takes settings; an unknown one is not_found, a removed one a conflict', () => {
+    spec
+      .given([created, paused])
+      .when(settings(60))
+      .thenEmits([changed(60)]);
+    spec.given([]).when(settings(60)).thenFails('not_found');
+    spec
+      .given([created, removed])
+      .when(settings(60))
+      .thenFails('conflict', /removed/);
+  });
+});

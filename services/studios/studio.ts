@@ -5,10 +5,16 @@ import { DomainError } from '../../shared/errors.ts';
 export const studioStreamId = (studioId: string) => `studio-${studioId}`;
 
 export type StudioEvent =
-  | { type: 'StudioCreated'; data: { studioId: string; name: string } }
+  | {
+      type: 'StudioCreated';
+      /** `cacheTtlS` only when the studio was created with its response cache on. */
+      data: { studioId: string; name: string; cacheTtlS?: number };
+    }
   | { type: 'StudioPaused'; data: { studioId: string; reason: string | null } }
   | { type: 'StudioActivated'; data: { studioId: string } }
   | { type: 'StudioRemoved'; data: { studioId: string } }
+  /** The studio's settings, whole: `cacheTtlS` 0 turns its response cache off. */
+  | { type: 'StudioSettingsChanged'; data: { studioId: string; cacheTtlS: number } }
   | {
       type: 'TokenIssued';
       data: {
@@ -33,7 +39,8 @@ export type StudioEvent =
     };
 
 export type StudioCommand =
-  | { type: 'CreateStudio'; studioId: string; name: string }
+  | { type: 'CreateStudio'; studioId: string; name: string; cacheTtlS?: number }
+  | { type: 'ChangeStudioSettings'; studioId: string; cacheTtlS: number }
   | { type: 'PauseStudio'; studioId: string; reason: string | null }
   | { type: 'ActivateStudio'; studioId: string }
   | { type: 'RemoveStudio'; studioId: string }
@@ -53,6 +60,8 @@ export type StudioStatus = 'active' | 'paused' | 'removed';
 
 export interface StudioState {
   status: StudioStatus | 'none';
+  /** How long its generations' answers are cached, in seconds; 0: not cached. */
+  cacheTtlS: number;
   /** Token id → whether it can still be used. */
   tokens: ReadonlyMap<string, 'live' | 'revoked'>;
 }
@@ -62,6 +71,7 @@ export const STUDIO_EVENT_TYPES = [
   'StudioPaused',
   'StudioActivated',
   'StudioRemoved',
+  'StudioSettingsChanged',
   'TokenIssued',
   'TokenRevoked',
 ] as const satisfies readonly StudioEvent['type'][];
@@ -70,7 +80,8 @@ function decide(command: StudioCommand, state: StudioState): StudioEvent[] {
   const { studioId } = command;
   if (command.type === 'CreateStudio') {
     if (state.status !== 'none') throw new DomainError('conflict', `studio ${studioId} already exists`);
-    return [{ type: 'StudioCreated', data: { studioId, name: command.name } }];
+    const { name, cacheTtlS } = command;
+    return [{ type: 'StudioCreated', data: { studioId, name, ...(cacheTtlS ? { cacheTtlS } : {}) } }];
   }
   if (state.status === 'none') throw new DomainError('not_found', `studio ${studioId} does not exist`);
   const removed = state.status === 'removed';
@@ -84,6 +95,10 @@ function decide(command: StudioCommand, state: StudioState): StudioEvent[] {
       if (removed) throw new DomainError('conflict', `studio ${studioId} is removed`);
       if (state.status === 'active') return [];
       return [{ type: 'StudioActivated', data: { studioId } }];
+    case 'ChangeStudioSettings':
+      if (removed) throw new DomainError('conflict', `studio ${studioId} is removed`);
+      if (state.cacheTtlS === command.cacheTtlS) return [];
+      return [{ type: 'StudioSettingsChanged', data: { studioId, cacheTtlS: command.cacheTtlS } }];
     case 'RemoveStudio': {
       if (removed) return [];
       const live = [...state.tokens].filter(([, status]) => status === 'live');
@@ -120,8 +135,11 @@ function decide(command: StudioCommand, state: StudioState): StudioEvent[] {
 function evolve(state: StudioState, event: StudioEvent): StudioState {
   switch (event.type) {
     case 'StudioCreated':
+      return { ...state, status: 'active', cacheTtlS: event.data.cacheTtlS ?? 0 };
     case 'StudioActivated':
       return { ...state, status: 'active' };
+    case 'StudioSettingsChanged':
+      return { ...state, cacheTtlS: event.data.cacheTtlS };
     case 'StudioPaused':
       return { ...state, status: 'paused' };
     case 'StudioRemoved':
@@ -136,7 +154,7 @@ function evolve(state: StudioState, event: StudioEvent): StudioState {
 }
 
 export const studioDecider: Decider<StudioCommand, StudioEvent, StudioState> = {
-  initialState: () => ({ status: 'none', tokens: new Map() }),
+  initialState: () => ({ status: 'none', cacheTtlS: 0, tokens: new Map() }),
   decide,
   evolve,
 };

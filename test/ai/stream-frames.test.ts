@@ -8,6 +8,7 @@ import type { Request, Response } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chatCompletionsAction } from '../../services/ai/actions/chat-completions.ts';
 import { streamAction } from '../../services/ai/actions/text.ts';
+import { CacheTicket } from '../../services/ai/cache/ticket.ts';
 import type { ChatChunk } from '../../services/ai/chat/wire.ts';
 import type { AiDeps } from '../../services/ai/deps.ts';
 import { NO_RATE_LIMITS } from '../../services/ai/governance/rate-limits.ts';
@@ -67,6 +68,7 @@ async function run(
     },
     limits: NO_RATE_LIMITS,
     routes: { get: () => undefined, inFlight: new InFlight() },
+    cache: { lookup: async () => new CacheTicket('bypass') },
   } as unknown as AiDeps;
   const { handler } = action(deps);
   const server = createServer((req, res) => {

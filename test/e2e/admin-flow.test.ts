@@ -7,7 +7,16 @@ import { freshPostgresDatabase, postgresUnavailableReason } from '../support/pos
 
 const TOKEN = /^stk_[A-Za-z0-9_-]{43}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const STUDIO_FIELDS = ['created_at', 'id', 'name', 'paused_reason', 'status', 'updated_at', 'version'];
+const STUDIO_FIELDS = [
+  'cache_ttl_s',
+  'created_at',
+  'id',
+  'name',
+  'paused_reason',
+  'status',
+  'updated_at',
+  'version',
+];
 const TOKEN_FIELDS = ['created_at', 'expires_at', 'id', 'models', 'name', 'prefix', 'studio_id'];
 
 const database = await freshPostgresDatabase();

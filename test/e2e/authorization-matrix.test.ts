@@ -35,6 +35,7 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/studios/pause',           401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/activate',        401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/remove',          401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/settings',        401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/tokens/apply',    401,   403,  403,   403,    401,     201],
   ['GET /v1/studios/tokens/list',      401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/tokens/revoke',   401,   403,  403,   403,    401,     200],
@@ -179,6 +180,10 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   'POST /v1/studios/remove': async (fx, who) => ({
     path: '/v1/studios/remove',
     body: { studio_id: await subjectStudio(fx, who) },
+  }),
+  'POST /v1/studios/settings': async (fx, who) => ({
+    path: '/v1/studios/settings',
+    body: { studio_id: await subjectStudio(fx, who), cache_ttl_s: 60 },
   }),
   'POST /v1/studios/tokens/apply': async (fx, who) => ({
     path: '/v1/studios/tokens/apply',

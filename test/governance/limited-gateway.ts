@@ -96,8 +96,8 @@ export async function countingUpstream(): Promise<CountingUpstream> {
 
 /** A gateway whose `openai/*` models reach `upstream`; held calls wait, never time out. */
 export function startLimitedGateway(
-  upstream: CountingUpstream,
-  options: Partial<TestGatewayOptions> = {},
+  upstream: Pick<CountingUpstream, 'mock'>,
+  { ai, ...options }: Partial<TestGatewayOptions> = {},
 ): Promise<TestGateway> {
   return startTestGateway({
     store: 'memory',
@@ -106,9 +106,25 @@ export function startLimitedGateway(
     ai: {
       upstream: new UpstreamClient({ timeoutMs: 60_000, idleTimeoutMs: 60_000, retries: 0, retryBaseMs: 1 }),
       providers: builtinAiProviders,
+      ...ai,
     },
     ...options,
   });
+}
+
+/** Two gateways of one deployment: one PostgreSQL database, one master key, counters and cache in `redisUrl` if given. */
+export async function startGatewayPair(
+  upstream: Pick<CountingUpstream, 'mock'>,
+  deployment: { databaseUrl: string; redisUrl: string | undefined },
+): Promise<[TestGateway, TestGateway]> {
+  const options = { store: 'postgres', ...deployment, masterKey: randomBytes(32).toString('hex') } as const;
+  const a = await startLimitedGateway(upstream, options);
+  try {
+    return [a, await startLimitedGateway(upstream, options)];
+  } catch (error) {
+    await a.close();
+    throw error;
+  }
 }
 
 /** A fresh studio (a random id: counters in a shared store start from nothing) and a token of it. */

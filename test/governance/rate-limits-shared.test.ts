@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { limitsProjection } from '../../projections/limits.ts';
 import { expectApiError, type TestGateway } from '../support/gateway.ts';
@@ -10,7 +9,7 @@ import {
   countingUpstream,
   generate,
   newStudio,
-  startLimitedGateway,
+  startGatewayPair,
   until,
 } from './limited-gateway.ts';
 
@@ -43,14 +42,7 @@ describe.each(SETUPS)('two gateways, counters in $counters', ({ counters, redisU
     if (skip) return console.warn(`[test] not run (${counters}): ${skip}`);
     upstream = await countingUpstream();
     // One deployment: one database, one master key; each gateway its own process state.
-    const options = {
-      store: 'postgres',
-      databaseUrl: database!.url,
-      redisUrl,
-      masterKey: randomBytes(32).toString('hex'),
-    } as const;
-    a = await startLimitedGateway(upstream, options);
-    b = await startLimitedGateway(upstream, options);
+    [a, b] = await startGatewayPair(upstream, { databaseUrl: database!.url, redisUrl });
   });
   afterAll(async () => {
     upstream?.release();

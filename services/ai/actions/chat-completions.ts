@@ -1,4 +1,5 @@
 import { defineAction } from '../../../shared/http/action.ts';
+import { chatCacheRequest } from '../cache/normalize.ts';
 import { relayChunks } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
 import { type ChatRequest, ChatRequestSchema, textOf } from '../chat/wire.ts';
@@ -27,22 +28,24 @@ export function chatCompletionsAction(deps: AiDeps) {
       const answered = await generate(
         deps,
         ctx,
-        input.model,
-        'chat',
-        ask,
-        async ({ target: { provider, model }, generation, call, firstChunk }) => {
+        { model: input.model, modality: 'chat', ask, cacheable: chatCacheRequest(input.model, body) },
+        async ({ target: { provider, model }, generation, cache, call, firstChunk }) => {
           const request: ChatRequest = {
             ...body,
             model: model.upstreamModel,
             ...capOf(body, generation.outputCap),
           };
-          if (input.stream !== true)
-            return { streamed: false, completion: await provider.chat!(model, request, call) } as const;
-          const chunks = await firstChunk(await provider.chatStream!(model, request, call));
+          if (input.stream !== true) {
+            const completion = await cache.completion(() => provider.chat!(model, request, call));
+            return { streamed: false, completion } as const;
+          }
+          const chunks = await firstChunk(
+            await cache.chunks(() => provider.chatStream!(model, request, call)),
+          );
           return { streamed: true, request, chunks } as const;
         },
       );
-      const { generation, result } = answered;
+      const { generation, cache, result } = answered;
       const { model } = answered.target;
 
       if (!result.streamed) {
@@ -51,15 +54,17 @@ export function chatCompletionsAction(deps: AiDeps) {
           completion.usage?.prompt_tokens ?? 0,
           completion.usage?.completion_tokens ?? 0,
         );
-        return { ...completion, model: model.id };
+        await cache.store(generation, completion.choices[0]?.finish_reason ?? null);
+        return { ...completion, model: model.id, usage: cache.mark(completion.usage) };
       }
 
       const { request, chunks } = result;
       return relayChunks(ctx, generation, chunks, {
         promptText: () => request.messages.map((m) => textOf(m.content)).join(' '),
         frames: (chunk) => [`data: ${JSON.stringify({ ...chunk, model: model.id })}\n\n`],
-        finish: async ({ usage: tokens }) => {
+        finish: async ({ usage: tokens, finishReason }) => {
           await generation.completed(tokens.input_tokens, tokens.output_tokens);
+          await cache.store(generation, finishReason);
           await writeWithBackpressure(ctx.res, 'data: [DONE]\n\n');
         },
         errorFrame: (body) => `data: ${JSON.stringify(body)}\n\n`,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { defineAction } from '../../../shared/http/action.ts';
 import { writeSse } from '../../../shared/http/sse.ts';
+import { textCacheRequest } from '../cache/normalize.ts';
 import { relayChunks } from '../chat/relay.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
@@ -52,12 +53,18 @@ export function textAction(deps: AiDeps) {
     summary: 'Generate text',
     input: TextInput,
     handler: async (input, ctx) => {
-      const answered = await generate(deps, ctx, input.model, 'text', askOf(input), (attempt) => {
-        const { provider, model } = attempt.target;
-        const cap = attempt.generation.outputCap ?? input.max_tokens;
-        return provider.chat!(model, toChat(input, model.upstreamModel, cap), attempt.call);
+      const asked = {
+        model: input.model,
+        modality: 'text' as const,
+        ask: askOf(input),
+        cacheable: textCacheRequest('text', input.model, input),
+      };
+      const answered = await generate(deps, ctx, asked, ({ target, generation, cache, call }) => {
+        const { provider, model } = target;
+        const request = toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens);
+        return cache.completion(() => provider.chat!(model, request, call));
       });
-      const { generation, result: completion } = answered;
+      const { generation, cache, result: completion } = answered;
       const { model } = answered.target;
       const choice = completion.choices[0];
       const usageOut = {
@@ -65,10 +72,11 @@ export function textAction(deps: AiDeps) {
         output_tokens: completion.usage?.completion_tokens ?? estimateTokens(choice?.message.content ?? ''),
       };
       await generation.completed(usageOut.input_tokens, usageOut.output_tokens);
+      await cache.store(generation, choice?.finish_reason ?? null);
       return {
         ...message(choice?.message.content ?? ''),
         model: model.id,
-        usage: usageOut,
+        usage: cache.mark(usageOut),
         finish_reason: choice?.finish_reason ?? null,
       };
     },
@@ -84,15 +92,23 @@ export function streamAction(deps: AiDeps) {
     summary: 'Generate text as server-sent events',
     input: TextInput,
     handler: async (input, ctx) => {
-      const answered = await generate(deps, ctx, input.model, 'stream', askOf(input), async (attempt) => {
+      const asked = {
+        model: input.model,
+        modality: 'stream' as const,
+        ask: askOf(input),
+        cacheable: textCacheRequest('stream', input.model, input),
+      };
+      const answered = await generate(deps, ctx, asked, async (attempt) => {
         const { provider, model } = attempt.target;
         const request = {
           ...toChat(input, model.upstreamModel, attempt.generation.outputCap ?? input.max_tokens),
           stream_options: { include_usage: true },
         };
-        return attempt.firstChunk(await provider.chatStream!(model, request, attempt.call));
+        return attempt.firstChunk(
+          await attempt.cache.chunks(() => provider.chatStream!(model, request, attempt.call)),
+        );
       });
-      const { generation, result: chunks } = answered;
+      const { generation, cache, result: chunks } = answered;
       const { model } = answered.target;
       return relayChunks(ctx, generation, chunks, {
         promptText: () => input.prompt,
@@ -102,12 +118,13 @@ export function streamAction(deps: AiDeps) {
           ),
         finish: async ({ usage: usageOut, text, finishReason }) => {
           await generation.completed(usageOut.input_tokens, usageOut.output_tokens);
+          await cache.store(generation, finishReason);
           writeSse(
             ctx.res,
             JSON.stringify({
               message: message(text),
               model: model.id,
-              usage: usageOut,
+              usage: cache.mark(usageOut),
               finish_reason: finishReason,
             }),
             'done',

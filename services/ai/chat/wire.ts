@@ -58,6 +58,8 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Set by the gateway on an answer its response cache served: nothing was generated for it. */
+  cached?: true;
 }
 
 export interface ChatCompletion {

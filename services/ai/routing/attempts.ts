@@ -1,6 +1,8 @@
 import type { RouteRecord } from '../../../projections/routes.ts';
 import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
+import type { CacheableRequest } from '../cache/normalize.ts';
+import type { CacheTicket } from '../cache/ticket.ts';
 import { callContext } from '../call-context.ts';
 import type { CatalogEntry } from '../catalog.ts';
 import type { AiDeps } from '../deps.ts';
@@ -9,10 +11,22 @@ import type { GenerationAsk } from '../generation-ask.ts';
 import type { CallContext, Modality } from '../providers/types.ts';
 import type { RetryCondition } from './routes.ts';
 
+/** What a request asks for. */
+export interface Asked {
+  /** The id of a model or of a route. */
+  model: string;
+  modality: Modality;
+  ask: GenerationAsk;
+  /** The request as the response cache knows it (keyed by the id asked for). */
+  cacheable: CacheableRequest;
+}
+
 /** One try of a model: what the action's `open` gets. */
 export interface Attempt {
   target: CatalogEntry;
   generation: Generation;
+  /** A hit answers in place of the upstream call (`cache.completion`, `cache.chunks`). */
+  cache: CacheTicket;
   /** The call's context: through a route, its signal also ends the attempt at the route's timeout. */
   call: CallContext;
   /**
@@ -26,10 +40,11 @@ export interface Attempt {
 export interface Answered<T> {
   target: CatalogEntry;
   generation: Generation;
+  cache: CacheTicket;
   result: T;
 }
 
-type Deps = Pick<AiDeps, 'catalog' | 'env' | 'usage' | 'limits' | 'routes'>;
+type Deps = Pick<AiDeps, 'catalog' | 'env' | 'usage' | 'limits' | 'routes' | 'cache'>;
 
 /**
  * Starts the generation a request asks for and opens its answer with `open`: the model itself, or
@@ -38,37 +53,39 @@ type Deps = Pick<AiDeps, 'catalog' | 'env' | 'usage' | 'limits' | 'routes'>;
  * next; the one generation of the request is admitted once (model access to the route's id, rate
  * limits), reserves against the target it tries, and its event names every attempt. A failure
  * that ends the request is recorded here; an answer is recorded by the caller, who knows its usage.
+ * The response cache is looked up once the id is known to be callable; a hit tries no target.
  */
 export async function generate<T>(
   deps: Deps,
   ctx: ActionContext,
-  requested: string,
-  modality: Modality,
-  ask: GenerationAsk,
+  asked: Asked,
   open: (attempt: Attempt) => Promise<T>,
 ): Promise<Answered<T>> {
-  const route = deps.routes.get(requested);
-  if (route !== undefined) return routed(deps, ctx, route, modality, ask, open);
-  const target = deps.catalog.resolve(requested, modality);
-  const generation = await Generation.start(deps, ctx, target.model, modality, ask);
+  const route = deps.routes.get(asked.model);
+  if (route !== undefined) return routed(deps, ctx, route, asked, open);
+  const target = deps.catalog.resolve(asked.model, asked.modality);
+  const cache = await deps.cache.lookup(ctx, asked.cacheable);
+  const generation = await Generation.start(deps, ctx, target.model, asked.modality, asked.ask, cache);
   untilResponseEnds(ctx, deps.routes.inFlight.add(target.model.id));
   const call = callContext(deps.env, ctx);
   const result = await generation.guard(() =>
-    open({ target, generation, call, firstChunk: async (stream) => stream }),
+    open({ target, generation, cache, call, firstChunk: async (stream) => stream }),
   );
-  return { target, generation, result };
+  return { target, generation, cache, result };
 }
 
 async function routed<T>(
   deps: Deps,
   ctx: ActionContext,
   route: RouteRecord,
-  modality: Modality,
-  ask: GenerationAsk,
+  asked: Asked,
   open: (attempt: Attempt) => Promise<T>,
 ): Promise<Answered<T>> {
+  const { modality, ask } = asked;
   const plan = deps.routes.plan(route, modality);
-  const generation = await Generation.start(deps, ctx, plan[0]!.entry.model, modality, ask, route.id);
+  const cache = await deps.cache.lookup(ctx, asked.cacheable);
+  const first = plan[0]!.entry.model;
+  const generation = await Generation.start(deps, ctx, first, modality, ask, cache, route.id);
   for (const [index, target] of plan.entries()) {
     if (index > 0) await generation.guard(() => generation.retarget(target.entry.model));
     const started = performance.now();
@@ -78,14 +95,17 @@ async function routed<T>(
       const result = await open({
         target: target.entry,
         generation,
+        cache,
         // The route is the retry: a target's failure moves on at once rather than backing off.
         call: { ...callContext(deps.env, ctx), signal: deadline.signal, retries: 0 },
         firstChunk: firstChunkArrived,
       });
       deadline.clear();
-      generation.attempted({ model: target.model, outcome: 'answered', latencyMs: since(started) });
+      // A hit answered from the cache: no target was tried.
+      if (!cache.cached)
+        generation.attempted({ model: target.model, outcome: 'answered', latencyMs: since(started) });
       untilResponseEnds(ctx, ended);
-      return { target: target.entry, generation, result };
+      return { target: target.entry, generation, cache, result };
     } catch (thrown) {
       deadline.clear();
       ended();

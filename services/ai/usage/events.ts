@@ -22,6 +22,8 @@ export interface GenerationData {
   startedAt?: string;
   /** The reservation this generation settles, when a hard budget made it reserve. */
   reservationId?: string;
+  /** Answered by the response cache: nothing went upstream, it cost 0 and charged no budget. */
+  cached?: true;
   /** The route asked for, when the generation went through one (`model` is its target that answered). */
   route?: string;
   /** Every target the route tried, in order. */

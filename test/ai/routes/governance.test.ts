@@ -179,3 +179,29 @@ describe('budgets and rate limits through a route', () => {
     expectApiError(await call(), 429, 'rate_limited');
   });
 });
+
+describe('the response cache through a route', () => {
+  it('keeps answers under the route id; a hit tries no target and costs nothing', async () => {
+    const id = `cached${++n}`;
+    await r.upsert({ id, strategy: 'fallback', targets: [{ model: 'compat/a' }, { model: 'compat/b' }] });
+    const call = (model: string) =>
+      r.pg.gw.api('POST', '/v1/ai/chat/completions', {
+        token: r.pg.token,
+        headers: { 'x-studio-cache': 'ttl=60' },
+        body: { model, messages: [{ role: 'user', content: `cache me ${id}` }] },
+      });
+    r.script('a', failWith(503));
+    const miss = await call(id);
+    expect(miss.headers.get('x-studio-cache')).toBe('miss');
+    expect(miss.json.model).toBe('compat/b');
+    const hit = await call(id);
+    expect(hit.headers.get('x-studio-cache')).toBe('hit');
+    expect(hit.json.choices).toEqual(miss.json.choices);
+    expect(r.calls()).toEqual(['a', 'b']);
+    // The target asked for itself is another entry.
+    expect((await call('compat/b')).headers.get('x-studio-cache')).toBe('miss');
+
+    const [event] = generations(await r.usageOf(hit.headers.get('x-request-id')!));
+    expect(event!.data).toMatchObject({ cached: true, costMicroUsd: 0, route: id, attempts: [] });
+  });
+});

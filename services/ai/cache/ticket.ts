@@ -1,0 +1,76 @@
+import type { ChatChunk, ChatCompletion } from '../chat/wire.ts';
+import { MAX_ENTRY_BYTES } from './store.ts';
+
+export type CacheStatus = 'hit' | 'miss' | 'bypass';
+
+/**
+ * One generation's use of the response cache, from its lookup to storing its answer. A hit hands
+ * the cached answer in place of the upstream call; a miss keeps what the call answered (a stream's
+ * chunks as they pass) so that `store` can keep it once the generation is recorded.
+ */
+export class CacheTicket {
+  #answer: unknown;
+
+  constructor(
+    readonly status: CacheStatus,
+    private readonly found?: unknown,
+    private readonly save?: (answer: unknown) => Promise<void>,
+  ) {}
+
+  /** A hit: the generation costs nothing and reserves nothing (`Generation.start` reads this). */
+  get cached(): boolean {
+    return this.status === 'hit';
+  }
+
+  /** The cached completion, or what `call` answers. */
+  async completion(call: () => Promise<ChatCompletion>): Promise<ChatCompletion> {
+    if (this.cached) return this.found as ChatCompletion;
+    const completion = await call();
+    if (this.save) this.#answer = completion;
+    return completion;
+  }
+
+  /** The cached stream's chunks replayed, or the chunks `call` streams (recorded on a miss). */
+  async chunks(call: () => Promise<AsyncIterable<ChatChunk>>): Promise<AsyncIterable<ChatChunk>> {
+    if (this.cached) return replay(this.found as ChatChunk[]);
+    const chunks = await call();
+    return this.save ? this.#recording(chunks) : chunks;
+  }
+
+  /** The answer's usage, saying `cached: true` on a hit. */
+  mark<Usage extends object | null | undefined>(usage: Usage): Usage {
+    return this.cached && usage ? { ...usage, cached: true } : usage;
+  }
+
+  /**
+   * Keeps a miss's answer, once its generation is recorded. Not an answer cut short by a cap its
+   * budget imposed: that is not the answer to the request as it was asked.
+   */
+  async store(
+    generation: { readonly outputCap: number | undefined },
+    finishReason: string | null,
+  ): Promise<void> {
+    if (!this.save || this.#answer === undefined) return;
+    if (generation.outputCap !== undefined && finishReason === 'length') return;
+    await this.save(this.#answer);
+  }
+
+  /** Passes `chunks` on, keeping them for `store` when the stream ends whole and not too large. */
+  async *#recording(chunks: AsyncIterable<ChatChunk>): AsyncIterable<ChatChunk> {
+    const recorded: ChatChunk[] = [];
+    let bytes = 0;
+    for await (const chunk of chunks) {
+      if (bytes <= MAX_ENTRY_BYTES) {
+        recorded.push(chunk);
+        bytes += JSON.stringify(chunk).length;
+      }
+      yield chunk;
+    }
+    if (bytes <= MAX_ENTRY_BYTES) this.#answer = recorded;
+  }
+}
+
+async function* replay(chunks: readonly ChatChunk[]): AsyncIterable<ChatChunk> {
+  for (const chunk of chunks)
+    yield chunk.usage ? { ...chunk, usage: { ...chunk.usage, cached: true } } : chunk;
+}

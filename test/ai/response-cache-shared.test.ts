@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { studiosProjection } from '../../projections/studios.ts';
+import { redisCacheStore } from '../../services/ai/cache/redis-store.ts';
+import { adminOk, MODEL, newStudio, startGatewayPair, until } from '../governance/limited-gateway.ts';
+import type { TestGateway } from '../support/gateway.ts';
+import { openAiMock, type WireMock } from '../support/mock-ai-upstreams.ts';
+import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
+import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
+
+// Two gateways of one deployment (one PostgreSQL log, one Redis): an answer one of them generated
+// is a hit on the other, and never reaches the upstream again.
+
+const database = await freshPostgresDatabase();
+const redisUrl = await reachableRedis();
+const skip = database ? (redisUrl ? undefined : redisUnavailableReason) : postgresUnavailableReason;
+
+describe.skipIf(skip !== undefined)(
+  `two gateways sharing a Redis ${skip ? `(not run: ${skip})` : ''}`,
+  () => {
+    let mock: WireMock;
+    let a: TestGateway;
+    let b: TestGateway;
+
+    beforeAll(async () => {
+      mock = await openAiMock();
+      [a, b] = await startGatewayPair({ mock }, { databaseUrl: database!.url, redisUrl });
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+      await mock?.close();
+      await database?.drop();
+    });
+
+    it('an answer generated through one is a hit on the other, streams included', async () => {
+      const { studioId, token } = await newStudio(a);
+      await adminOk(a, 'POST', '/v1/studios/settings', { studio_id: studioId, cache_ttl_s: 300 });
+      // B learns of the setting from the log.
+      await until('B holds the setting', () =>
+        Boolean(b.running.ctx.projections.state(studiosProjection).get(studioId)?.cache_ttl_s),
+      );
+      const messages = [{ role: 'user', content: 'shared between gateways' }];
+      const chat = (gw: TestGateway, stream = false) =>
+        gw.api('POST', '/v1/ai/chat/completions', {
+          token,
+          body: {
+            model: MODEL,
+            messages,
+            ...(stream ? { stream, stream_options: { include_usage: true } } : {}),
+          },
+        });
+
+      const onA = await chat(a);
+      const onB = await chat(b);
+      expect([onA.status, onB.status]).toEqual([200, 200]);
+      expect([onA.headers.get('x-studio-cache'), onB.headers.get('x-studio-cache')]).toEqual(['miss', 'hit']);
+      expect(onB.json).toEqual({ ...onA.json, usage: { ...onA.json.usage, cached: true } });
+
+      const streamedOnB = await chat(b, true);
+      const streamedOnA = await chat(a, true);
+      expect(streamedOnB.headers.get('x-studio-cache')).toBe('miss');
+      expect(streamedOnA.headers.get('x-studio-cache')).toBe('hit');
+      const withoutUsage = (text: string) => text.split('\n\n').filter((frame) => !frame.includes('"usage"'));
+      expect(withoutUsage(streamedOnA.text)).toEqual(withoutUsage(streamedOnB.text));
+      expect(streamedOnA.text).toContain('"cached":true');
+      expect(streamedOnA.text.endsWith('data: [DONE]\n\n')).toBe(true);
+
+      expect(mock.requests).toHaveLength(2);
+      for (const gw of [a, b]) expect(gw.running.ctx.counters.kind).toBe('redis');
+      const events = await a.running.ctx.events.readStream(`usage-${studioId}`);
+      expect(events.map((e) => (e.data as { cached?: boolean }).cached ?? false)).toEqual([
+        false,
+        true,
+        false,
+        true,
+      ]);
+    });
+  },
+);
