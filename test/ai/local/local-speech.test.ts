@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localProvider } from '../../../services/ai/providers/local/provider.ts';
-import { findExecutable } from '../../../shared/executables.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import type { Json } from '../../support/mock-ai-upstreams.ts';
 
@@ -8,8 +7,10 @@ import type { Json } from '../../support/mock-ai-upstreams.ts';
 // hears it again. Without the programs these tests are reported as not run, except in CI
 // (`CI=true`), which installs them (.ci/run) and where their absence is a failure.
 
-const PROGRAMS = ['espeak-ng', 'pocketsphinx_continuous'];
-const absent = PROGRAMS.filter((name) => !findExecutable(name));
+const here = localProvider();
+const absent = [
+  ...new Set(here.models({ get: () => undefined }).flatMap((m) => here.missingPrograms?.(m) ?? [])),
+];
 if (absent.length > 0) {
   const reason = `not installed: ${absent.join(', ')} (apt-get install espeak-ng pocketsphinx pocketsphinx-en-us)`;
   if (process.env.CI === 'true') throw new Error(`local speech must be tested in CI: ${reason}`);

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pcm16Wav, resample } from '../../media/wav.ts';
@@ -14,9 +14,12 @@ export interface SphinxModel {
   dict: string;
 }
 
-/** The model installed beside the program (`<prefix>/bin/…` → `<prefix>/share/pocketsphinx/model/en-us`). */
+/**
+ * The model installed beside the program (`<prefix>/bin/…` → `<prefix>/share/pocketsphinx/model/en-us`),
+ * the program's links followed first (`/bin` is a link to `/usr/bin` on merged-/usr systems).
+ */
 export function sphinxModelBeside(program: string): SphinxModel | undefined {
-  const dir = join(dirname(dirname(program)), 'share', 'pocketsphinx', 'model', 'en-us');
+  const dir = join(dirname(dirname(realpathSync(program))), 'share', 'pocketsphinx', 'model', 'en-us');
   const model = {
     hmm: join(dir, 'en-us'),
     lm: join(dir, 'en-us.lm.bin'),

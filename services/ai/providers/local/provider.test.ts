@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,5 +61,8 @@ describe('local models and the programs they need', () => {
       available: true,
       missingPrograms: [],
     });
+    // Found through a link to its directory (`/bin` → `/usr/bin`): the model is looked for where it is.
+    await symlink(join(prefix, 'bin'), join(root, 'linked-bin'));
+    expect(entriesWith(join(root, 'linked-bin')).get('local/asr')).toMatchObject({ available: true });
   });
 });
