@@ -18,7 +18,7 @@ export function modelsAction({ catalog }: AiDeps) {
     handler: (_input, ctx) => {
       const admin = ctx.identity.kind === 'admin';
       const entries = catalog.entries().filter(shownTo(ctx.identity));
-      const items = entries.map(({ model, envRequirements, available, missingEnv }) => ({
+      const items = entries.map(({ model, envRequirements, available, missingEnv, missingPrograms }) => ({
         id: model.id,
         name: model.name,
         description: model.description,
@@ -31,6 +31,7 @@ export function modelsAction({ catalog }: AiDeps) {
               default_modes: model.modalities,
               available,
               missing_env: missingEnv,
+              missing_programs: missingPrograms,
             }
           : {}),
       }));
