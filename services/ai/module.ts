@@ -6,6 +6,7 @@ import { defineService, type EnvRequirement } from '../../shared/http/action.ts'
 import { EnvReader } from '../env/reader.ts';
 import { modelsAction } from './actions/catalog.ts';
 import { chatCompletionsAction } from './actions/chat-completions.ts';
+import { embeddingsAction } from './actions/embeddings.ts';
 import { jobContentAction, jobGetAction, videoAction } from './actions/jobs.ts';
 import { asrAction, imageAction, ttsAction } from './actions/media.ts';
 import { pricesListAction, pricesRemoveAction, pricesUpsertAction } from './actions/prices.ts';
@@ -97,6 +98,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       imageAction(deps),
       ttsAction(deps),
       asrAction(deps),
+      embeddingsAction(deps),
       videoAction(deps),
       jobGetAction(deps),
       jobContentAction(deps),

@@ -61,6 +61,7 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/ai/image',                401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/tts',                  401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/asr',                  401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/embeddings',           401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/video',                401,   202,  202,   403,    401,     403],
   // a job of studio A: another studio's token is told it does not exist
   ['GET /v1/ai/jobs/get',              401,   200,  404,   403,    401,     200],
@@ -241,6 +242,10 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   'POST /v1/ai/asr': async () => ({
     path: '/v1/ai/asr',
     body: { model: 'dev/asr', audio: Buffer.from('RIFF').toString('base64'), mime_type: 'audio/wav' },
+  }),
+  'POST /v1/ai/embeddings': async () => ({
+    path: '/v1/ai/embeddings',
+    body: { model: 'dev/embed', input: ['hi', 'there'] },
   }),
   'POST /v1/ai/video': async () => ({ path: '/v1/ai/video', body: { model: 'dev/video', prompt: 'waves' } }),
   'GET /v1/ai/jobs/get': async (fx) => ({ path: `/v1/ai/jobs/get?id=${fx.jobOfA}` }),

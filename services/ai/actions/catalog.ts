@@ -19,7 +19,7 @@ export function modelsAction({ catalog, routes }: AiDeps) {
     handler: (_input, ctx) => {
       const admin = ctx.identity.kind === 'admin';
       const entries = catalog.entries().filter(shownTo(ctx.identity));
-      const items = entries.map(({ model, envRequirements, available, missingEnv }) => ({
+      const items = entries.map(({ model, envRequirements, available, missingEnv, missingPrograms }) => ({
         id: model.id,
         name: model.name,
         description: model.description,
@@ -32,6 +32,7 @@ export function modelsAction({ catalog, routes }: AiDeps) {
               default_modes: model.modalities,
               available,
               missing_env: missingEnv,
+              missing_programs: missingPrograms,
             }
           : {}),
       }));
@@ -52,6 +53,7 @@ export function modelsAction({ catalog, routes }: AiDeps) {
               default_modes: route.modalities,
               available: route.available,
               missing_env: [],
+              missing_programs: [],
               route,
             }
           : {}),

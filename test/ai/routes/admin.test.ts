@@ -117,7 +117,12 @@ describe('routes in the catalog', () => {
     expect(user.data).toContainEqual({ id, object: 'model', created: 0, owned_by: 'route' });
 
     const admin = (await r.admin('GET', '/v1/ai/models')).json.items.find((m: Json) => m.id === id);
-    expect(admin).toMatchObject({ available: true, missing_env: [], route: { id, strategy: 'fallback' } });
+    expect(admin).toMatchObject({
+      available: true,
+      missing_env: [],
+      missing_programs: [],
+      route: { id, strategy: 'fallback' },
+    });
     expect(admin.route.targets.map((t: Json) => t.state)).toEqual(['healthy', 'healthy']);
   });
 
