@@ -12,9 +12,10 @@
  *   BENCH_GATEWAY_SECONDS=N       closed-loop time box per target and mode (default 5, quick 1.5)
  *   BENCH_GATEWAY_STORE=pglite    Studio's event store: pglite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
- *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,thin,studio,studio-governed,studio-unheld,portkey
+ *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,thin,studio,studio-governed,studio-unheld,studio-routed,portkey
  *                                 (studio-governed: a hard budget and rate limits set; studio-unheld: Studio
- *                                 whose answers do not wait for their usage event, the cost of holding them)
+ *                                 whose answers do not wait for their usage event, the cost of holding them;
+ *                                 studio-routed: the model asked through a fallback route whose first target answers)
  *
  * autocannon and @portkey-ai/gateway are installed into a temp directory at run time (see tools.ts).
  */
@@ -49,7 +50,7 @@ import {
   TITLE,
   UNLOADED_RATE,
 } from './settings.ts';
-import { type StudioStore, startStudioTarget, studioStoreFromEnv } from './studio.ts';
+import { FALLBACK_ROUTE, type StudioStore, startStudioTarget, studioStoreFromEnv } from './studio.ts';
 import { installTools, type Tools } from './tools.ts';
 
 export interface GatewayBenchOptions {
@@ -187,18 +188,29 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
     }
 
     const studios = [
-      { key: 'studio', env: {}, governed: false },
-      { key: 'studio-governed', env: {}, governed: true },
-      { key: 'studio-unheld', env: { BENCH_ANSWER_BEFORE_USAGE_DURABLE: '1' }, governed: false },
+      { key: 'studio', env: {}, governed: false, routed: false },
+      { key: 'studio-governed', env: {}, governed: true, routed: false },
+      {
+        key: 'studio-unheld',
+        env: { BENCH_ANSWER_BEFORE_USAGE_DURABLE: '1' },
+        governed: false,
+        routed: false,
+      },
+      {
+        key: 'studio-routed',
+        env: { OPENAI_COMPATIBLE_MODELS: 'bench,bench-b' },
+        governed: false,
+        routed: true,
+      },
     ] as const;
-    for (const { key, env, governed } of studios.filter((s) => wanted.has(s.key))) {
+    for (const { key, env, governed, routed } of studios.filter((s) => wanted.has(s.key))) {
       const base: Target = {
         key,
         label: `${LABELS[key]} (${store} event store)`,
         origin: '',
         path: '/v1/ai/chat/completions',
         headers: plain,
-        model: 'compat/bench',
+        model: routed ? FALLBACK_ROUTE : 'compat/bench',
       };
       try {
         const studio = await startStudioTarget({
@@ -207,6 +219,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
           store,
           env,
           governed,
+          routed,
         });
         children.push(studio.child);
         targets.push({

@@ -137,7 +137,7 @@ export function report(input: ReportInput): string {
     );
   }
 
-  out.push(...holdingCost(), ...governanceCost());
+  out.push(...holdingCost(), ...governanceCost(), ...routingCost());
 
   const errors = targets.flatMap((t) => (s(t.key)?.errors ?? []).map((e) => `${t.label}: ${e}`));
   if (errors.length > 0) out.push('', 'Errors during the run:', ...errors.map((e) => `- ${e}`));
@@ -166,19 +166,35 @@ export function report(input: ReportInput): string {
 
   /** Studio with a hard budget and rate limits set against Studio with none: what governance costs. */
   function governanceCost(): string[] {
-    if (!ran('studio') || !ran('studio-governed')) return [];
+    return againstStudio(
+      'studio-governed',
+      'A hard budget and rate limits set (Studio with both against Studio with none',
+    );
+  }
+
+  /** Studio called through a fallback route whose first target answers against Studio called with the model. */
+  function routingCost(): string[] {
+    return againstStudio(
+      'studio-routed',
+      'A fallback route whose first target answers (Studio called with the route against Studio called with the model',
+    );
+  }
+
+  /** `key` against plain Studio, same run, per repetition; `opening` says what differs, up to its parenthesis. */
+  function againstStudio(key: TargetKey, opening: string): string[] {
+    if (!ran('studio') || !ran(key)) return [];
     const none = s('studio')!;
-    const governed = s('studio-governed')!;
+    const other = s(key)!;
     const times = (a: number[], b: number[]) => `${fmt(paired(a, b, ratio))}×`;
     const plus = (a: number[], b: number[]) => `${fmtAdded(paired(a, b, minus))} ms`;
     return [
       '',
-      'A hard budget and rate limits set (Studio with both against Studio with none, same run, per ' +
-        `repetition): req/s ${times(governed.rps.json, none.rps.json)} (JSON), ` +
-        `${times(governed.rps.stream, none.rps.stream)} (stream); at ${UNLOADED_RATE}/s p50 / p99 ` +
-        `${plus(governed.json.p50, none.json.p50)} / ${plus(governed.json.p99, none.json.p99)} (JSON); ` +
-        `at ${EVEN_RATE.toLocaleString('en-US')}/s p50 / p99 ${plus(governed.even.p50, none.even.p50)} / ` +
-        `${plus(governed.even.p99, none.even.p99)} (JSON).`,
+      `${opening}, same run, per repetition): req/s ${times(other.rps.json, none.rps.json)} (JSON), ` +
+        `${times(other.rps.stream, none.rps.stream)} (stream); at ${UNLOADED_RATE}/s p50 / p99 ` +
+        `${plus(other.json.p50, none.json.p50)} / ${plus(other.json.p99, none.json.p99)} (JSON), first chunk ` +
+        `${plus(other.first.p50, none.first.p50)} / ${plus(other.first.p99, none.first.p99)} (stream); ` +
+        `at ${EVEN_RATE.toLocaleString('en-US')}/s p50 / p99 ${plus(other.even.p50, none.even.p50)} / ` +
+        `${plus(other.even.p99, none.even.p99)} (JSON).`,
     ];
   }
 

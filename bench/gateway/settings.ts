@@ -6,7 +6,14 @@ export const CONNECTIONS = 50;
 export const UNLOADED_RATE = 200;
 export const EVEN_RATE = 1_000;
 
-export type TargetKey = 'direct' | 'thin' | 'studio' | 'studio-governed' | 'studio-unheld' | 'portkey';
+export type TargetKey =
+  | 'direct'
+  | 'thin'
+  | 'studio'
+  | 'studio-governed'
+  | 'studio-unheld'
+  | 'studio-routed'
+  | 'portkey';
 export type Mode = 'json' | 'stream';
 export const ALL_TARGETS: readonly TargetKey[] = [
   'direct',
@@ -14,6 +21,7 @@ export const ALL_TARGETS: readonly TargetKey[] = [
   'studio',
   'studio-governed',
   'studio-unheld',
+  'studio-routed',
   'portkey',
 ];
 export const LABELS: Record<TargetKey, string> = {
@@ -25,6 +33,8 @@ export const LABELS: Record<TargetKey, string> = {
   'studio-governed': 'Studio, hard budget and rate limits set',
   // Studio started with the bench-only `answerBeforeDurable`: what holding answers costs is measured against it.
   'studio-unheld': 'Studio, answers not held for the usage append',
+  // The model asked through a fallback route (`bench/fallback`) whose first target is compat/bench.
+  'studio-routed': 'Studio via a fallback route',
   portkey: 'Portkey',
 };
 

@@ -19,6 +19,9 @@ export function studioStoreFromEnv(value = process.env.BENCH_GATEWAY_STORE): Stu
   return store;
 }
 
+/** The route the `studio-routed` target asks for. */
+export const FALLBACK_ROUTE = 'bench/fallback';
+
 export interface StudioTarget {
   child: Child;
   /** A user token of the studio `bench`. */
@@ -49,6 +52,8 @@ export async function startStudioTarget(options: {
   env?: Record<string, string>;
   /** Price the model and set a hard budget and rate limits on the studio, none of which a run reaches. */
   governed?: boolean;
+  /** Define `FALLBACK_ROUTE` over compat/bench then compat/bench-b (which `env` must list). */
+  routed?: boolean;
 }): Promise<StudioTarget> {
   const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
   let database: FreshDatabase | undefined;
@@ -98,6 +103,13 @@ export async function startStudioTarget(options: {
         rpm: 1_000_000,
         tpm: 1_000_000_000,
         max_concurrent: 10_000,
+      });
+    }
+    if (options.routed) {
+      await adminPost(child.url, '/v1/ai/routes/upsert', adminKey, {
+        id: FALLBACK_ROUTE,
+        strategy: 'fallback',
+        targets: [{ model: 'compat/bench' }, { model: 'compat/bench-b' }],
       });
     }
     return { child, token: applied.user_token as string };

@@ -7,6 +7,8 @@ export interface CatalogEntry {
   provider: Provider;
   envRequirements: readonly EnvRequirement[];
   missingEnv: string[];
+  /** Programs the model runs on this machine that are not installed. */
+  missingPrograms: readonly string[];
   available: boolean;
 }
 
@@ -35,8 +37,18 @@ export class Catalog {
     private readonly env: EnvLookup,
   ) {}
 
+  /** The ids of the providers: every model id begins with one and a slash. */
+  providerIds(): string[] {
+    return this.providers.map((p) => p.id);
+  }
+
   entries(): readonly CatalogEntry[] {
     return this.#current().entries;
+  }
+
+  /** Every entry by its id, callable or not. */
+  byId(): ReadonlyMap<string, CatalogEntry> {
+    return this.#current().byId;
   }
 
   /** The callable model with this id and modality, or 404 `model_not_found`. */
@@ -80,13 +92,17 @@ export class Catalog {
     };
     const entries = this.providers.flatMap((provider) => {
       const missingEnv = provider.env.filter((e) => e.required && !env.get(e.key)).map((e) => e.key);
-      return provider.models(env).map((model) => ({
-        model,
-        provider,
-        envRequirements: provider.env,
-        missingEnv,
-        available: missingEnv.length === 0,
-      }));
+      return provider.models(env).map((model) => {
+        const missingPrograms = provider.missingPrograms?.(model) ?? [];
+        return {
+          model,
+          provider,
+          envRequirements: provider.env,
+          missingEnv,
+          missingPrograms,
+          available: missingEnv.length === 0 && missingPrograms.length === 0,
+        };
+      });
     });
     const byId = new Map<string, CatalogEntry>();
     // The first entry with an id wins, as a search of the list would find it.

@@ -5,6 +5,7 @@ import type { RateLimits } from './governance/rate-limits.ts';
 import type { JobWorker } from './jobs/worker.ts';
 import type { PriceBook } from './prices/price-book.ts';
 import type { EnvLookup } from './providers/types.ts';
+import type { RouteBook } from './routing/route-book.ts';
 import type { UsageRecorder } from './usage/recorder.ts';
 
 /** What the `ai` service's actions share. */
@@ -17,5 +18,6 @@ export interface AiDeps {
   jobs: JobWorker;
   prices: PriceBook;
   cache: ResponseCache;
+  routes: RouteBook;
   dataDir: string;
 }

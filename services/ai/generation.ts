@@ -7,6 +7,7 @@ import { assertModelAllowed } from './governance/model-access.ts';
 import type { RatePermit } from './governance/rate-limits.ts';
 import { type Consumption, costMicroUsd, type Price } from './prices/price.ts';
 import type { Modality, ModelDefinition } from './providers/types.ts';
+import type { GenerationAttempt } from './usage/events.ts';
 import type { ReserveOutcome } from './usage/recorder.ts';
 
 /** How long a reservation holds when its generation never settles it: longer than any answer takes. */
@@ -22,25 +23,25 @@ const PRODUCES_TOKENS: ReadonlySet<Modality> = new Set(['text', 'stream', 'chat'
  */
 export class Generation {
   readonly #started = performance.now();
-  /** The price in force when the generation started: a later change does not reach it. */
-  readonly #price: Price;
   #done = false;
   readonly #startedAt = new Date().toISOString();
+  /** The model generating and what it was admitted on; a route moving on changes them (`retarget`). */
+  #terms: Terms;
+  readonly #attempts: GenerationAttempt[] = [];
 
   private constructor(
     private readonly deps: Pick<AiDeps, 'usage'>,
     private readonly ctx: ActionContext,
-    private readonly model: string,
     private readonly modality: Modality,
+    private readonly ask: GenerationAsk,
     private readonly permit: RatePermit,
-    price: Price,
-    private readonly reservation: Extract<ReserveOutcome, { kind: 'reserved' }> | undefined,
-    /** The cap to send upstream in place of the client's, when the budget lowered it. */
-    readonly outputCap: number | undefined,
     /** Answered by the response cache: costs nothing, charges no tokens. */
     private readonly cached: boolean,
+    /** The route asked for, when the generation goes through one. */
+    private readonly route: string | undefined,
+    terms: Terms,
   ) {
-    this.#price = price;
+    this.#terms = terms;
   }
 
   /**
@@ -48,6 +49,7 @@ export class Generation {
    * model must be one the identity may call, the rate limits must let it through, and the hard
    * budgets must be able to pay for its worst case, which is then reserved. An answer the response
    * cache holds (`cache.cached`) meets the same gates but budgets: it reserves and costs nothing.
+   * Through a route, the identity must be allowed the route's id, and `model` is the first target.
    */
   static async start(
     deps: Pick<AiDeps, 'usage' | 'limits'>,
@@ -56,80 +58,81 @@ export class Generation {
     modality: Modality,
     ask: GenerationAsk,
     cache: { readonly cached: boolean } = { cached: false },
+    route?: string,
   ): Promise<Generation> {
-    assertModelAllowed(ctx.identity, model.id);
+    assertModelAllowed(ctx.identity, route ?? model.id);
     const permit = await deps.limits.admit(ctx.identity, ask);
     for (const [name, value] of Object.entries(permit.headers)) ctx.res.setHeader(name, value);
-    const price = deps.usage.priceOf(model.id);
-    const identity = ctx.identity;
-    const producesTokens = PRODUCES_TOKENS.has(modality);
-    const outputLimit = producesTokens ? (model.maxOutputTokens ?? ASSUMED_OUTPUT_LIMIT) : 0;
-    const outcome =
-      identity.kind === 'user' && !cache.cached
-        ? await deps.usage
-            .reserve({
-              studioId: identity.studioId,
-              tokenId: identity.tokenId,
-              requestId: ctx.requestId,
-              model: model.id,
-              price,
-              ask,
-              outputLimit,
-              leaseMs: RESERVATION_LEASE_MS,
-            })
-            .catch((error: unknown) => {
-              permit.release(0);
-              throw error;
-            })
-        : ({ kind: 'unbudgeted' } as const);
-    if (outcome.kind === 'refused') {
+    const terms = await termsOf(deps, ctx, model, modality, ask, cache.cached).catch((error: unknown) => {
       permit.release(0);
-      throw budgetRefusal(outcome);
-    }
-    const reserved = outcome.kind === 'reserved' ? outcome : undefined;
-    // The cap goes upstream when the budget lowered it, or when it bounds a model of unknown limit.
-    const capped =
-      reserved !== undefined &&
-      producesTokens &&
-      (reserved.outputTokens < (ask.maxOutputTokens ?? outputLimit) ||
-        (ask.maxOutputTokens === undefined && model.maxOutputTokens === undefined));
-    return new Generation(
-      deps,
-      ctx,
-      model.id,
-      modality,
-      permit,
-      price,
-      reserved,
-      capped ? reserved.outputTokens : undefined,
-      cache.cached,
-    );
+      throw error;
+    });
+    return new Generation(deps, ctx, modality, ask, permit, cache.cached, route, terms);
   }
+
+  /** The cap to send upstream in place of the client's, when the budget lowered it. */
+  get outputCap(): number | undefined {
+    return this.#terms.outputCap;
+  }
+
+  // --- Routes: one generation per request, whichever targets it tries -------------------------
+
+  /**
+   * A route moves on to its next target: the reservation made for the one that failed is given
+   * back, and the worst case of `model` reserved at its price (402 when the budgets cannot pay).
+   * Rate limits and model access were passed once, for the request.
+   */
+  async retarget(model: ModelDefinition): Promise<void> {
+    const { reservation } = this.#terms;
+    const identity = this.ctx.identity;
+    if (reservation && identity.kind === 'user') {
+      // Should this fail, the reservation stays in the terms, and the generation's event settles it.
+      await this.deps.usage.release({
+        reservationId: reservation.reservationId,
+        studioId: identity.studioId,
+        tokenId: identity.tokenId,
+        requestId: this.ctx.requestId,
+      });
+    }
+    // Until the next target is admitted, a refusal is recorded against it, reserving nothing.
+    this.#terms = { model: model.id, price: this.deps.usage.priceOf(model.id) };
+    this.#terms = await termsOf(this.deps, this.ctx, model, this.modality, this.ask, this.cached);
+  }
+
+  /** Notes one try of a route's target, for the generation's event. */
+  attempted(attempt: GenerationAttempt): void {
+    this.#attempts.push(attempt);
+  }
+
+  // ---------------------------------------------------------------------------------------------
 
   /**
    * Whether `outputTokens` of output are still within what was reserved: a stream whose upstream
    * goes past the cap it was sent is cut off there. Always true without a hard budget.
    */
   allowsOutput(outputTokens: number): boolean {
-    return this.reservation === undefined || outputTokens <= this.reservation.outputTokens;
+    const { reservation } = this.#terms;
+    return reservation === undefined || outputTokens <= reservation.outputTokens;
   }
 
   #data(used: Consumption, status: number) {
     const identity = this.ctx.identity;
+    const { model, price, reservation } = this.#terms;
     return {
       studioId: tenantOf(identity),
       tokenId: identity.kind === 'user' ? identity.tokenId : null,
       requestId: this.ctx.requestId,
-      model: this.model,
+      model,
       modality: this.modality,
       inputTokens: used.inputTokens,
       outputTokens: used.outputTokens,
-      costMicroUsd: this.cached ? 0 : costMicroUsd(this.#price, used),
+      costMicroUsd: this.cached ? 0 : costMicroUsd(price, used),
       latencyMs: Math.round(performance.now() - this.#started),
       status,
-      startedAt: this.reservation?.startedAt ?? this.#startedAt,
-      ...(this.reservation ? { reservationId: this.reservation.reservationId } : {}),
+      startedAt: reservation?.startedAt ?? this.#startedAt,
+      ...(reservation ? { reservationId: reservation.reservationId } : {}),
       ...(this.cached ? { cached: true as const } : {}),
+      ...(this.route === undefined ? {} : { route: this.route, attempts: [...this.#attempts] }),
     };
   }
 
@@ -178,6 +181,61 @@ export class Generation {
       throw error;
     }
   }
+}
+
+/** What a generation of one model was admitted on. */
+interface Terms {
+  model: string;
+  /** The price in force when the generation started (or moved on to this model): a later change does not reach it. */
+  price: Price;
+  reservation?: Extract<ReserveOutcome, { kind: 'reserved' }>;
+  /** The cap to send upstream in place of the client's, when the budget lowered it. */
+  outputCap?: number;
+}
+
+/**
+ * Reserves the worst case of a generation of `model` under the hard budgets, or throws the 402 that
+ * refuses it. An answer from the response cache reserves nothing.
+ */
+async function termsOf(
+  deps: Pick<AiDeps, 'usage'>,
+  ctx: ActionContext,
+  model: ModelDefinition,
+  modality: Modality,
+  ask: GenerationAsk,
+  cached: boolean,
+): Promise<Terms> {
+  const price = deps.usage.priceOf(model.id);
+  const identity = ctx.identity;
+  const producesTokens = PRODUCES_TOKENS.has(modality);
+  const outputLimit = producesTokens ? (model.maxOutputTokens ?? ASSUMED_OUTPUT_LIMIT) : 0;
+  const outcome =
+    identity.kind === 'user' && !cached
+      ? await deps.usage.reserve({
+          studioId: identity.studioId,
+          tokenId: identity.tokenId,
+          requestId: ctx.requestId,
+          model: model.id,
+          price,
+          ask,
+          outputLimit,
+          leaseMs: RESERVATION_LEASE_MS,
+        })
+      : ({ kind: 'unbudgeted' } as const);
+  if (outcome.kind === 'refused') throw budgetRefusal(outcome);
+  const reservation = outcome.kind === 'reserved' ? outcome : undefined;
+  // The cap goes upstream when the budget lowered it, or when it bounds a model of unknown limit.
+  const capped =
+    reservation !== undefined &&
+    producesTokens &&
+    (reservation.outputTokens < (ask.maxOutputTokens ?? outputLimit) ||
+      (ask.maxOutputTokens === undefined && model.maxOutputTokens === undefined));
+  return {
+    model: model.id,
+    price,
+    ...(reservation ? { reservation } : {}),
+    ...(capped ? { outputCap: reservation.outputTokens } : {}),
+  };
 }
 
 /** 402 `budget_exceeded`, saying which budget refused and by how much. */

@@ -1,4 +1,5 @@
 import { budgetsProjection } from '../../projections/budgets.ts';
+import { routesProjection } from '../../projections/routes.ts';
 import { studiosProjection } from '../../projections/studios.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineService, type EnvRequirement } from '../../shared/http/action.ts';
@@ -6,6 +7,7 @@ import { EnvReader } from '../env/reader.ts';
 import { anthropicCountTokensAction, anthropicMessagesAction } from './actions/anthropic.ts';
 import { modelsAction } from './actions/catalog.ts';
 import { chatCompletionsAction } from './actions/chat-completions.ts';
+import { embeddingsAction } from './actions/embeddings.ts';
 import { jobContentAction, jobGetAction, videoAction } from './actions/jobs.ts';
 import { asrAction, imageAction, ttsAction } from './actions/media.ts';
 import { pricesListAction, pricesRemoveAction, pricesUpsertAction } from './actions/prices.ts';
@@ -20,6 +22,8 @@ import { JobWorker } from './jobs/worker.ts';
 import { PriceBook } from './prices/price-book.ts';
 import { builtinAiProviders } from './providers/index.ts';
 import type { Provider } from './providers/types.ts';
+import { routeActions } from './routing/route-actions.ts';
+import { RouteBook } from './routing/route-book.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, UpstreamClient } from './upstream.ts';
 import { UsageRecorder, type UsageRecorderOptions } from './usage/recorder.ts';
 
@@ -76,6 +80,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     jobs,
     prices,
     cache,
+    routes: new RouteBook(() => gw.projections.state(routesProjection), catalog),
     dataDir: options.dataDir,
   };
 
@@ -96,6 +101,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       imageAction(deps),
       ttsAction(deps),
       asrAction(deps),
+      embeddingsAction(deps),
       videoAction(deps),
       jobGetAction(deps),
       jobContentAction(deps),
@@ -103,6 +109,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       pricesListAction(deps),
       pricesUpsertAction(deps),
       pricesRemoveAction(deps),
+      ...routeActions(deps),
     ],
   });
 

@@ -18,6 +18,8 @@ export interface UpstreamRequest {
   tenant: string;
   /** The env variable the URL's base comes from, named when the address is refused. */
   baseUrlVariable: string;
+  /** Extra attempts after a 429, a 5xx or a refused connection, in place of the client's `retries`. */
+  retries?: number;
 }
 
 export interface UpstreamResponse {
@@ -106,6 +108,7 @@ export class UpstreamClient {
     if (!this.options.allowPrivateUpstreams && isRefusedHost(url.hostname))
       throw refusedUpstream(request.baseUrlVariable, url.hostname);
     const { pool, share } = this.#origin(url.origin);
+    const retries = request.retries ?? this.options.retries;
     for (let attempt = 0; ; attempt++) {
       const release = await share.acquire(request.tenant, request.signal);
       let response: Awaited<ReturnType<Pool['request']>>;
@@ -130,7 +133,7 @@ export class UpstreamClient {
             `the upstream did not answer within ${this.options.timeoutMs} ms`,
           );
         }
-        if (attempt < this.options.retries && isConnectionError(error)) {
+        if (attempt < retries && isConnectionError(error)) {
           await sleep(this.#backoff(attempt), undefined, { signal: request.signal });
           continue;
         }
@@ -147,7 +150,7 @@ export class UpstreamClient {
       const text = await readErrorBody(response.body);
       release();
       const retryable = response.statusCode === 429 || response.statusCode >= 500;
-      if (retryable && attempt < this.options.retries) {
+      if (retryable && attempt < retries) {
         await sleep(this.#backoff(attempt, response.headers['retry-after']), undefined, {
           signal: request.signal,
         });

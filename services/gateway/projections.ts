@@ -4,6 +4,7 @@ import { envProjection } from '../../projections/env.ts';
 import { jobsProjection } from '../../projections/jobs.ts';
 import { limitsProjection } from '../../projections/limits.ts';
 import { pricesProjection } from '../../projections/prices.ts';
+import { routesProjection } from '../../projections/routes.ts';
 import { studiosProjection } from '../../projections/studios.ts';
 import { tokensProjection } from '../../projections/tokens.ts';
 import { usageProjection } from '../../projections/usage.ts';
@@ -20,4 +21,5 @@ export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
   pricesProjection,
   budgetsProjection,
   limitsProjection,
+  routesProjection,
 ];

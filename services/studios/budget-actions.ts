@@ -1,10 +1,6 @@
 import { z } from 'zod';
 import { type BudgetRecord, budgetsProjection, standingOf } from '../../projections/budgets.ts';
-import { studiosProjection } from '../../projections/studios.ts';
-import { tokensProjection } from '../../projections/tokens.ts';
-import { handleCommand } from '../../shared/decider.ts';
-import { ApiError } from '../../shared/errors.ts';
-import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
+import { type GatewayContext, runCommand } from '../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
 import {
   BUDGET_MODES,
@@ -13,6 +9,7 @@ import {
   budgetsDecider,
   budgetsStreamId,
 } from './budgets.ts';
+import { studioScope } from './scope.ts';
 import { studioId } from './studio-id.ts';
 
 const admin = ['admin'] as const;
@@ -23,28 +20,8 @@ const usd = (micro: number) => micro / 1_000_000;
 export function budgetActions(gw: GatewayContext) {
   const budgets = () => gw.projections.state(budgetsProjection);
 
-  /** The studio exists and, when named, the token is one of its own. */
-  function checkOwner(studio: string, token: string | undefined) {
-    if (!gw.projections.state(studiosProjection).has(studio)) {
-      throw new ApiError('not_found', `studio ${studio} does not exist`, { param: 'studio_id' });
-    }
-    if (token !== undefined && gw.projections.state(tokensProjection).byId.get(token)?.studio_id !== studio) {
-      throw new ApiError('not_found', `token ${token} does not exist in studio ${studio}`, {
-        param: 'token_id',
-      });
-    }
-  }
-
-  async function run(command: BudgetCommand, ctx: ActionContext) {
-    const result = await handleCommand(
-      gw.events,
-      budgetsStreamId(command.studioId),
-      budgetsDecider,
-      command,
-      ctx.metadata,
-    );
-    await awaitReadModels(gw, result.position);
-  }
+  const run = (command: BudgetCommand, ctx: ActionContext) =>
+    runCommand(gw, budgetsStreamId(command.studioId), budgetsDecider, command, ctx.metadata);
 
   /** A budget as clients see it, with where it stands now. */
   function view(rule: BudgetRecord) {
@@ -79,7 +56,7 @@ export function budgetActions(gw: GatewayContext) {
         mode: z.enum(BUDGET_MODES),
       }),
       handler: async (input, ctx) => {
-        checkOwner(input.studio_id, input.token_id);
+        studioScope(gw, input.studio_id, input.token_id);
         await run(
           {
             type: 'SetBudget',
@@ -106,7 +83,7 @@ export function budgetActions(gw: GatewayContext) {
       summary: "A studio's budgets with what is spent, reserved and left in the current window",
       input: z.strictObject({ studio_id: studioId }),
       handler: ({ studio_id }) => {
-        checkOwner(studio_id, undefined);
+        studioScope(gw, studio_id, undefined);
         const rules = [...(budgets().get(studio_id)?.rules.values() ?? [])];
         rules.sort((a, b) => (a.tokenId ?? '').localeCompare(b.tokenId ?? ''));
         return { items: rules.map(view) };
@@ -120,7 +97,7 @@ export function budgetActions(gw: GatewayContext) {
       summary: 'Remove the budget of a studio or of one of its tokens',
       input: z.strictObject(owner),
       handler: async ({ studio_id, token_id }, ctx) => {
-        checkOwner(studio_id, undefined);
+        studioScope(gw, studio_id, undefined);
         await run({ type: 'RemoveBudget', studioId: studio_id, tokenId: token_id ?? null }, ctx);
         return { removed: true, studio_id, token_id: token_id ?? null };
       },

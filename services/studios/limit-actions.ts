@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { type LimitRecord, limitsProjection } from '../../projections/limits.ts';
-import { studiosProjection } from '../../projections/studios.ts';
-import { tokensProjection } from '../../projections/tokens.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { type GatewayContext, runCommand } from '../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
 import { type LimitsCommand, limitsDecider, limitsStreamId, scopeKey } from './limits.ts';
+import { studioScope } from './scope.ts';
 import { studioId } from './studio-id.ts';
 
 const admin = ['admin'] as const;
@@ -18,20 +17,6 @@ const positiveAtMost = (max: number) => z.number().int().positive().max(max);
  */
 export function limitActions(gw: GatewayContext) {
   const limits = () => gw.projections.state(limitsProjection);
-
-  /** The studio (404 when unknown) and, when named, a token of that studio (404 otherwise). */
-  function scopeOf(studio_id: string, token_id: string | undefined) {
-    const studio = gw.projections.state(studiosProjection).get(studio_id);
-    if (!studio) throw new ApiError('not_found', `studio ${studio_id} does not exist`);
-    if (
-      token_id !== undefined &&
-      gw.projections.state(tokensProjection).byId.get(token_id)?.studio_id !== studio_id
-    )
-      throw new ApiError('not_found', `token ${token_id} is not a token of studio ${studio_id}`, {
-        param: 'token_id',
-      });
-    return { studio, tokenId: token_id ?? null };
-  }
 
   const run = (command: LimitsCommand, ctx: ActionContext) =>
     runCommand(gw, limitsStreamId(command.studioId), limitsDecider, command, ctx.metadata);
@@ -56,7 +41,7 @@ export function limitActions(gw: GatewayContext) {
       handler: async ({ studio_id, token_id, rpm, tpm, max_concurrent }, ctx) => {
         if (rpm === undefined && tpm === undefined && max_concurrent === undefined)
           throw new ApiError('validation_failed', 'give at least one of rpm, tpm and max_concurrent');
-        const { studio, tokenId } = scopeOf(studio_id, token_id);
+        const { studio, tokenId } = studioScope(gw, studio_id, token_id);
         if (studio.status === 'removed') throw new ApiError('conflict', `studio ${studio_id} is removed`);
         await run(
           {
@@ -78,7 +63,7 @@ export function limitActions(gw: GatewayContext) {
       summary: 'List the rate limits of a studio and of its tokens',
       input: z.strictObject({ studio_id: studioId }),
       handler: ({ studio_id }) => {
-        scopeOf(studio_id, undefined);
+        studioScope(gw, studio_id, undefined);
         // The studio's own limits first, then its tokens'.
         const items = [...(limits().get(studio_id)?.values() ?? [])].sort((a, b) =>
           (a.token_id ?? '').localeCompare(b.token_id ?? ''),
@@ -94,7 +79,7 @@ export function limitActions(gw: GatewayContext) {
       summary: 'Remove the rate limits of a studio, or of one of its tokens',
       input: z.strictObject({ studio_id: studioId, token_id: tokenId.optional() }),
       handler: async ({ studio_id, token_id }, ctx) => {
-        const { tokenId } = scopeOf(studio_id, token_id);
+        const { tokenId } = studioScope(gw, studio_id, token_id);
         await run({ type: 'RemoveLimits', studioId: studio_id, tokenId }, ctx);
         return { studio_id, token_id: tokenId, removed: true };
       },

@@ -13,6 +13,7 @@ import type { ChatChunk } from '../../services/ai/chat/wire.ts';
 import type { AiDeps } from '../../services/ai/deps.ts';
 import { NO_RATE_LIMITS } from '../../services/ai/governance/rate-limits.ts';
 import { FREE } from '../../services/ai/prices/price.ts';
+import { InFlight } from '../../services/ai/routing/in-flight.ts';
 import type { UsageRecorder } from '../../services/ai/usage/recorder.ts';
 import type { ActionContext, AnyAction } from '../../shared/http/action.ts';
 
@@ -66,6 +67,7 @@ async function run(
       reserve: async () => ({ kind: 'unbudgeted' }),
     },
     limits: NO_RATE_LIMITS,
+    routes: { get: () => undefined, inFlight: new InFlight() },
     cache: { lookup: async () => new CacheTicket('bypass') },
   } as unknown as AiDeps;
   const { handler } = action(deps);

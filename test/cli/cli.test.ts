@@ -85,6 +85,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
       'prices',
       'budgets',
       'limits',
+      'routes',
       'sessions',
       'chat',
     ]) {
@@ -97,7 +98,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
     const run = studio(['projections', 'rebuild', 'nope'], { STUDIO_DATA_DIR: dataDir });
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain(
-      'unknown projection "nope"; known: studios, tokens, env, usage, jobs, accounts, prices, budgets, limits, sessions, chat',
+      'unknown projection "nope"; known: studios, tokens, env, usage, jobs, accounts, prices, budgets, limits, routes, sessions, chat',
     );
   });
 

@@ -65,6 +65,7 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/ai/image',                401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/tts',                  401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/asr',                  401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/embeddings',           401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/video',                401,   202,  202,   403,    401,     403],
   // a job of studio A: another studio's token is told it does not exist
   ['GET /v1/ai/jobs/get',              401,   200,  404,   403,    401,     200],
@@ -74,6 +75,9 @@ const MATRIX: readonly Row[] = [
   ['GET /v1/ai/prices',                401,   200,  200,   403,    401,     200],
   ['POST /v1/ai/prices/upsert',        401,   403,  403,   403,    401,     200],
   ['POST /v1/ai/prices/remove',        401,   403,  403,   403,    401,     200],
+  ['POST /v1/ai/routes/upsert',        401,   403,  403,   403,    401,     200],
+  ['GET /v1/ai/routes/list',           401,   403,  403,   403,    401,     200],
+  ['POST /v1/ai/routes/remove',        401,   403,  403,   403,    401,     200],
   ['POST /v1/accounts/create',         401,   403,  403,   403,    401,     201],
   ['GET /v1/accounts/list',            401,   403,  403,   403,    401,     200],
   ['POST /v1/accounts/remove',         401,   403,  403,   403,    401,     200],
@@ -257,6 +261,10 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
     path: '/v1/ai/asr',
     body: { model: 'dev/asr', audio: Buffer.from('RIFF').toString('base64'), mime_type: 'audio/wav' },
   }),
+  'POST /v1/ai/embeddings': async () => ({
+    path: '/v1/ai/embeddings',
+    body: { model: 'dev/embed', input: ['hi', 'there'] },
+  }),
   'POST /v1/ai/video': async () => ({ path: '/v1/ai/video', body: { model: 'dev/video', prompt: 'waves' } }),
   'GET /v1/ai/jobs/get': async (fx) => ({ path: `/v1/ai/jobs/get?id=${fx.jobOfA}` }),
   'GET /v1/ai/jobs/content': async (fx) => ({ path: `/v1/ai/jobs/content?id=${fx.jobOfA}` }),
@@ -285,6 +293,20 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   'POST /v1/ai/prices/remove': async (fx) => {
     await fx.admin('POST', '/v1/ai/prices/upsert', { model: 'dev/image', per_image: 0.02 });
     return { path: '/v1/ai/prices/remove', body: { model: 'dev/image' } };
+  },
+  'POST /v1/ai/routes/upsert': async () => ({
+    path: '/v1/ai/routes/upsert',
+    body: { id: 'matrix/echo', strategy: 'fallback', targets: [{ model: 'dev/echo' }] },
+  }),
+  'GET /v1/ai/routes/list': async () => ({ path: '/v1/ai/routes/list' }),
+  'POST /v1/ai/routes/remove': async (fx) => {
+    const id = `matrix/gone${++keySeq}`;
+    await fx.admin('POST', '/v1/ai/routes/upsert', {
+      id,
+      strategy: 'fallback',
+      targets: [{ model: 'dev/echo' }],
+    });
+    return { path: '/v1/ai/routes/remove', body: { id } };
   },
   'POST /v1/accounts/create': async (fx, who) => ({
     path: '/v1/accounts/create',

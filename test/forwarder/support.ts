@@ -6,8 +6,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { Kafka, logLevel } from 'kafkajs';
-import { findExecutable } from '../../services/runtime/plugins/executables.ts';
 import type { MemoryEventStore } from '../../shared/event-store/memory.ts';
+import { findExecutable } from '../../shared/executables.ts';
 import type { Checkpoint, CheckpointStore } from '../../shared/projections/checkpoints.ts';
 
 export const KCAT = findExecutable('kcat');

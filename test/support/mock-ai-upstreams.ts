@@ -172,7 +172,7 @@ export function openAiStream(chunks: unknown[], hold?: { after: number; wait: Pr
 }
 
 /** OpenAI's chat completions: "Echo: <last user text>", as JSON or streamed word by word. */
-const openAiDefault: MockHandler = (req, res) => {
+export const openAiDefault: MockHandler = (req, res) => {
   if (req.method !== 'POST' || !req.path.endsWith('/chat/completions'))
     return sendJson(res, 404, openAiWire.error(`Invalid URL (${req.method} ${req.path})`));
   const body = JSON.parse(req.body.toString());

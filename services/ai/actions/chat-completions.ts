@@ -1,16 +1,14 @@
 import { defineAction } from '../../../shared/http/action.ts';
 import { chatCacheRequest } from '../cache/normalize.ts';
-import { callContext } from '../call-context.ts';
 import { relayChunks } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
 import { type ChatRequest, ChatRequestSchema, textOf } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
-import { Generation } from '../generation.ts';
 import { tokensAtMost } from '../generation-ask.ts';
+import { generate } from '../routing/attempts.ts';
 
 /** POST /v1/ai/chat/completions in OpenAI's wire format, streaming included. */
 export function chatCompletionsAction(deps: AiDeps) {
-  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'chat/completions',
@@ -20,34 +18,38 @@ export function chatCompletionsAction(deps: AiDeps) {
     bodyLimitBytes: 32 * 1024 * 1024,
     input: ChatRequestSchema,
     handler: async (input, ctx) => {
-      const entry = catalog.resolve(input.model, 'chat');
-      const { provider, model } = entry;
       const { studio_id: _studio, ...body } = input;
       const asked = input.max_completion_tokens ?? input.max_tokens ?? undefined;
-      const cache = await deps.cache.lookup(ctx, model, chatCacheRequest(model.id, body));
-      const generation = await Generation.start(
+      const ask = {
+        // Everything the model reads travels in these fields; their JSON has at least as many bytes.
+        inputTokensAtMost: tokensAtMost(JSON.stringify([body.messages, body.tools ?? null])),
+        ...(asked === undefined ? {} : { maxOutputTokens: asked }),
+      };
+      const answered = await generate(
         deps,
         ctx,
-        model,
-        'chat',
-        {
-          // Everything the model reads travels in these fields; their JSON has at least as many bytes.
-          inputTokensAtMost: tokensAtMost(JSON.stringify([body.messages, body.tools ?? null])),
-          ...(asked === undefined ? {} : { maxOutputTokens: asked }),
+        { model: input.model, modality: 'chat', ask, cacheable: chatCacheRequest(input.model, body) },
+        async ({ target: { provider, model }, generation, cache, call, firstChunk }) => {
+          const request: ChatRequest = {
+            ...body,
+            model: model.upstreamModel,
+            ...capOf(body, generation.outputCap),
+          };
+          if (input.stream !== true) {
+            const completion = await cache.completion(() => provider.chat!(model, request, call));
+            return { streamed: false, completion } as const;
+          }
+          const chunks = await firstChunk(
+            await cache.chunks(() => provider.chatStream!(model, request, call)),
+          );
+          return { streamed: true, request, chunks } as const;
         },
-        cache,
       );
-      const request: ChatRequest = {
-        ...body,
-        model: model.upstreamModel,
-        ...capOf(body, generation.outputCap),
-      };
-      const call = callContext(env, ctx);
+      const { generation, cache, result } = answered;
+      const { model } = answered.target;
 
-      if (input.stream !== true) {
-        const completion = await cache.completion(() =>
-          generation.guard(() => provider.chat!(model, request, call)),
-        );
+      if (!result.streamed) {
+        const { completion } = result;
         await generation.completed(
           completion.usage?.prompt_tokens ?? 0,
           completion.usage?.completion_tokens ?? 0,
@@ -56,9 +58,7 @@ export function chatCompletionsAction(deps: AiDeps) {
         return { ...completion, model: model.id, usage: cache.mark(completion.usage) };
       }
 
-      const chunks = await cache.chunks(() =>
-        generation.guard(() => provider.chatStream!(model, request, call)),
-      );
+      const { request, chunks } = result;
       return relayChunks(ctx, generation, chunks, {
         promptText: () => request.messages.map((m) => textOf(m.content)).join(' '),
         frames: (chunk) => [`data: ${JSON.stringify({ ...chunk, model: model.id })}\n\n`],

@@ -3,12 +3,12 @@ import { z } from 'zod';
 import { defineAction } from '../../../shared/http/action.ts';
 import { writeSse } from '../../../shared/http/sse.ts';
 import { textCacheRequest } from '../cache/normalize.ts';
-import { callContext } from '../call-context.ts';
 import { relayChunks } from '../chat/relay.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
-import { estimateTokens, Generation } from '../generation.ts';
+import { estimateTokens } from '../generation.ts';
 import { type GenerationAsk, tokensAtMost } from '../generation-ask.ts';
+import { generate } from '../routing/attempts.ts';
 
 const TextInput = z.strictObject({
   model: z.string().min(1),
@@ -46,7 +46,6 @@ const message = (text: string) => ({
 });
 
 export function textAction(deps: AiDeps) {
-  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'text',
@@ -54,13 +53,19 @@ export function textAction(deps: AiDeps) {
     summary: 'Generate text',
     input: TextInput,
     handler: async (input, ctx) => {
-      const { provider, model } = catalog.resolve(input.model, 'text');
-      const cache = await deps.cache.lookup(ctx, model, textCacheRequest('text', model.id, input));
-      const generation = await Generation.start(deps, ctx, model, 'text', askOf(input), cache);
-      const request = toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens);
-      const completion = await cache.completion(() =>
-        generation.guard(() => provider.chat!(model, request, callContext(env, ctx))),
-      );
+      const asked = {
+        model: input.model,
+        modality: 'text' as const,
+        ask: askOf(input),
+        cacheable: textCacheRequest('text', input.model, input),
+      };
+      const answered = await generate(deps, ctx, asked, ({ target, generation, cache, call }) => {
+        const { provider, model } = target;
+        const request = toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens);
+        return cache.completion(() => provider.chat!(model, request, call));
+      });
+      const { generation, cache, result: completion } = answered;
+      const { model } = answered.target;
       const choice = completion.choices[0];
       const usageOut = {
         input_tokens: completion.usage?.prompt_tokens ?? estimateTokens(input.prompt),
@@ -80,7 +85,6 @@ export function textAction(deps: AiDeps) {
 
 /** POST /v1/ai/stream: SSE events `delta {text}`, then `done {message, …}` or `error {error}`. */
 export function streamAction(deps: AiDeps) {
-  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'stream',
@@ -88,16 +92,24 @@ export function streamAction(deps: AiDeps) {
     summary: 'Generate text as server-sent events',
     input: TextInput,
     handler: async (input, ctx) => {
-      const { provider, model } = catalog.resolve(input.model, 'stream');
-      const cache = await deps.cache.lookup(ctx, model, textCacheRequest('stream', model.id, input));
-      const generation = await Generation.start(deps, ctx, model, 'stream', askOf(input), cache);
-      const request = {
-        ...toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens),
-        stream_options: { include_usage: true },
+      const asked = {
+        model: input.model,
+        modality: 'stream' as const,
+        ask: askOf(input),
+        cacheable: textCacheRequest('stream', input.model, input),
       };
-      const chunks = await cache.chunks(() =>
-        generation.guard(() => provider.chatStream!(model, request, callContext(env, ctx))),
-      );
+      const answered = await generate(deps, ctx, asked, async (attempt) => {
+        const { provider, model } = attempt.target;
+        const request = {
+          ...toChat(input, model.upstreamModel, attempt.generation.outputCap ?? input.max_tokens),
+          stream_options: { include_usage: true },
+        };
+        return attempt.firstChunk(
+          await attempt.cache.chunks(() => provider.chatStream!(model, request, attempt.call)),
+        );
+      });
+      const { generation, cache, result: chunks } = answered;
+      const { model } = answered.target;
       return relayChunks(ctx, generation, chunks, {
         promptText: () => input.prompt,
         frames: (chunk) =>

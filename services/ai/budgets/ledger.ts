@@ -67,6 +67,9 @@ export function foldLedger(state: LedgerState, event: UsageEvent, createdAt: str
       state.open.set(event.data.reservationId, event.data);
       forgetPast(state, event.data.startedAt);
       return;
+    case 'BudgetReleased':
+      state.open.delete(event.data.reservationId);
+      return;
     case 'BudgetExceeded':
       state.exceeded.add(balanceKey(event.data.tokenId, event.data.windowKey));
       return;

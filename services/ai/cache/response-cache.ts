@@ -1,7 +1,6 @@
 import type { ActionContext } from '../../../shared/http/action.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { assertModelAllowed } from '../governance/model-access.ts';
-import type { ModelDefinition } from '../providers/types.ts';
 import { type CacheableRequest, cacheKey } from './normalize.ts';
 import { CACHE_HEADER, cachePolicy } from './policy.ts';
 import { type CacheStore, MAX_ENTRY_BYTES } from './store.ts';
@@ -38,10 +37,11 @@ export class ResponseCache {
 
   /**
    * Looks the request up and says so in the answer's `x-studio-cache` header. Model access is
-   * checked first, so a token refused the model learns nothing of what the cache holds.
+   * checked first (to the id asked for: a route's, through one), so a token refused the model
+   * learns nothing of what the cache holds.
    */
-  async lookup(ctx: ActionContext, model: ModelDefinition, request: CacheableRequest): Promise<CacheTicket> {
-    assertModelAllowed(ctx.identity, model.id);
+  async lookup(ctx: ActionContext, request: CacheableRequest): Promise<CacheTicket> {
+    assertModelAllowed(ctx.identity, request.model);
     const header = ctx.req.headers[CACHE_HEADER];
     const asked = Array.isArray(header) ? header.join(', ') : header;
     const policy = cachePolicy(ctx.identity, asked, this.options.studioTtlS);

@@ -22,6 +22,7 @@ const LIST_PRICES: Readonly<Record<string, Price>> = {
   'dev/tts': perAudioSecond(0.001),
   'dev/asr': perAudioSecond(0.0005),
   'dev/video': perVideoSecond(0.05),
+  'dev/embed': tokens(0.02, 0),
 
   'openai/gpt-5': tokens(1.25, 10),
   'openai/gpt-5-mini': tokens(0.25, 2),
@@ -42,6 +43,9 @@ const LIST_PRICES: Readonly<Record<string, Price>> = {
   'openai/gpt-4o-mini-transcribe': perAudioSecond(0.00005),
   'openai/sora-2': perVideoSecond(0.1),
   'openai/sora-2-pro': perVideoSecond(0.3),
+  'openai/text-embedding-3-small': tokens(0.02, 0),
+  'openai/text-embedding-3-large': tokens(0.13, 0),
+  'openai/text-embedding-ada-002': tokens(0.1, 0),
 
   'anthropic/claude-opus-4-5': tokens(5, 25),
   'anthropic/claude-opus-4-1': tokens(15, 75),
@@ -49,7 +53,10 @@ const LIST_PRICES: Readonly<Record<string, Price>> = {
   'anthropic/claude-haiku-4-5': tokens(1, 5),
 };
 
-/** The built-in price of a model; models the table does not know (e.g. `compat/*`) are free. */
+/**
+ * The built-in price of a model; models the table does not know are free: `compat/*` until an admin
+ * prices them, `local/*` because they run on this machine.
+ */
 /** Keyed by model id in a Map, as every id-keyed table: no id reaches `Object.prototype`. */
 export const DEFAULT_PRICES: ReadonlyMap<string, Price> = new Map(Object.entries(LIST_PRICES));
 

@@ -53,6 +53,7 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
       secrets: [apiKey],
       tenant: ctx.tenant,
       baseUrlVariable: 'ANTHROPIC_BASE_URL',
+      ...(ctx.retries === undefined ? {} : { retries: ctx.retries }),
     });
   };
 

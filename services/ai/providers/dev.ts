@@ -9,6 +9,7 @@ import {
   type ToolCall,
   textOf,
 } from '../chat/wire.ts';
+import { DEV_EMBED_DIMENSIONS, devEmbeddings } from '../embeddings/dev-embeddings.ts';
 import { animatedPng, gradientPng } from '../media/png.ts';
 import { toneWav, wavComment } from '../media/wav.ts';
 import type { ModelDefinition, Provider, VideoProgress } from './types.ts';
@@ -49,6 +50,15 @@ const MODELS: ModelDefinition[] = [
   ]),
   model('asr', 'Dev transcription', 'Reads back the text carried by dev/tts audio.', ['asr']),
   model('video', 'Dev video', 'A short animated PNG derived from the prompt, produced as a job.', ['video']),
+  {
+    ...model(
+      'embed',
+      'Dev embeddings',
+      'Deterministic unit vectors hashed from the input: the same text, the same vector.',
+      ['embed'],
+    ),
+    meta: { offline: true, dimensions: DEV_EMBED_DIMENSIONS },
+  },
 ];
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
@@ -206,6 +216,10 @@ export const devProvider: Provider = {
       text: carried ?? `[${request.audio.length} bytes of ${request.mime_type}]`,
       language: request.language ?? 'en',
     };
+  },
+
+  async embed(_m, request) {
+    return devEmbeddings(request);
   },
 
   async startVideo(_m, request, ctx): Promise<VideoProgress> {

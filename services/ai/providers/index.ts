@@ -1,6 +1,7 @@
 import type { UpstreamClient } from '../upstream.ts';
 import { anthropicProvider } from './anthropic.ts';
 import { devProvider } from './dev.ts';
+import { localProvider } from './local/provider.ts';
 import { openAiProvider } from './openai.ts';
 import { openAiCompatibleProvider } from './openai-compatible.ts';
 import type { Provider } from './types.ts';
@@ -12,5 +13,6 @@ export function builtinAiProviders(upstream: UpstreamClient): Provider[] {
     openAiProvider(upstream),
     openAiCompatibleProvider(upstream),
     anthropicProvider(upstream),
+    localProvider(),
   ];
 }

@@ -50,6 +50,7 @@ export function openAiApi(upstream: UpstreamClient, endpointOf: (env: EnvLookup)
         secrets: [apiKey],
         tenant: ctx.tenant,
         baseUrlVariable,
+        ...(ctx.retries === undefined ? {} : { retries: ctx.retries }),
       });
     },
   };

@@ -2,6 +2,7 @@ import { ApiError } from '../../../shared/errors.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import { type UpstreamClient, upstreamMessage } from '../upstream.ts';
 import { multipart, readBytes, readJson } from './body.ts';
+import { openAiEmbeddings } from './openai-embeddings.ts';
 import { openAiApi, openAiChat, trimSlashes } from './openai-wire.ts';
 import type { CallContext, Modality, ModelDefinition, Provider, VideoProgress } from './types.ts';
 
@@ -57,6 +58,9 @@ const MODELS: ModelDefinition[] = [
   model('gpt-4o-mini-transcribe', 'GPT-4o mini transcribe', ['asr']),
   model('sora-2', 'Sora 2', ['video']),
   model('sora-2-pro', 'Sora 2 Pro', ['video']),
+  model('text-embedding-3-small', 'Text embedding 3 small', ['embed'], { dimensions: 1536 }),
+  model('text-embedding-3-large', 'Text embedding 3 large', ['embed'], { dimensions: 3072 }),
+  model('text-embedding-ada-002', 'Text embedding Ada 002', ['embed'], { dimensions: 1536 }),
 ];
 
 /** Reasoning models refuse `max_tokens`: the same limit goes as `max_completion_tokens`. */
@@ -122,6 +126,8 @@ export function openAiProvider(upstream: UpstreamClient): Provider {
     ],
     models: () => MODELS,
     ...openAiChat(api, adapt),
+    // Always base64 upstream, as OpenAI's own clients ask: a quarter of the bytes of JSON numbers.
+    ...openAiEmbeddings(api, () => 'base64'),
 
     async image(m, request, ctx) {
       const response = await api.send(ctx, '/images/generations', {

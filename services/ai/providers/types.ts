@@ -3,7 +3,7 @@ import type { MessagesCall, MessagesEvent, MessagesResponse } from '../anthropic
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat/wire.ts';
 
 /** What a model can be called for. `chat` is the OpenAI-compatible chat-completions mode. */
-export const MODALITIES = ['text', 'stream', 'chat', 'image', 'video', 'tts', 'asr'] as const;
+export const MODALITIES = ['text', 'stream', 'chat', 'image', 'video', 'tts', 'asr', 'embed'] as const;
 export type Modality = (typeof MODALITIES)[number];
 
 export interface ModelDefinition {
@@ -31,6 +31,8 @@ export interface CallContext {
   signal: AbortSignal;
   /** Whom the call is for (a studio id, or `admin`): upstream connections are shared between them. */
   tenant: string;
+  /** Extra upstream attempts after a 429, a 5xx or a refused connection, when not the client's default (a route's targets: 0). */
+  retries?: number;
 }
 
 export interface ImageRequest {
@@ -62,6 +64,23 @@ export interface TranscriptionResult {
   language?: string;
 }
 
+/** Texts, or texts already cut into token ids (OpenAI's tokenizer's), one vector each. */
+export type EmbeddingInput = string[] | number[][];
+export interface EmbeddingRequest {
+  input: EmbeddingInput;
+  dimensions?: number;
+  /** The end user, for the upstream's abuse monitoring. */
+  user?: string;
+  /** The encoding the client asked for: a provider may ask its upstream for the same. */
+  encoding: 'float' | 'base64';
+}
+export interface EmbeddingResult {
+  /** One vector per input, in order. */
+  vectors: (readonly number[] | Float32Array)[];
+  /** The input tokens, as the upstream counted them (undefined when it did not say). */
+  inputTokens: number | undefined;
+}
+
 export interface VideoRequest {
   prompt: string;
   seconds?: number;
@@ -87,6 +106,11 @@ export interface Provider {
    * those values changes.
    */
   models(env: EnvLookup): ModelDefinition[];
+  /**
+   * Programs `model` runs on this machine that are not installed (named as the admin catalog shows
+   * them): while any is missing the model cannot be called. Must not change while the process runs.
+   */
+  missingPrograms?(model: ModelDefinition): readonly string[];
   chat?(model: ModelDefinition, request: ChatRequest, ctx: CallContext): Promise<ChatCompletion>;
   /**
    * Resolves once the upstream has accepted the request (so errors before the first chunk are HTTP
@@ -117,6 +141,7 @@ export interface Provider {
   image?(model: ModelDefinition, request: ImageRequest, ctx: CallContext): Promise<ImageResult>;
   tts?(model: ModelDefinition, request: SpeechRequest, ctx: CallContext): Promise<SpeechResult>;
   asr?(model: ModelDefinition, request: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult>;
+  embed?(model: ModelDefinition, request: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult>;
   /** Starts a video generation; `pollVideo` follows it until it completes or fails. */
   startVideo?(model: ModelDefinition, request: VideoRequest, ctx: CallContext): Promise<VideoProgress>;
   pollVideo?(model: ModelDefinition, upstreamId: string, ctx: CallContext): Promise<VideoProgress>;

@@ -24,6 +24,29 @@ export interface GenerationData {
   reservationId?: string;
   /** Answered by the response cache: nothing went upstream, it cost 0 and charged no budget. */
   cached?: true;
+  /** The route asked for, when the generation went through one (`model` is its target that answered). */
+  route?: string;
+  /** Every target the route tried, in order. */
+  attempts?: GenerationAttempt[];
+}
+
+/** One try of a route's target. */
+export interface GenerationAttempt {
+  model: string;
+  /** `answered`: its answer went to the client; `moved_on`: it failed and the next target was tried; `failed`: it failed and so did the request. */
+  outcome: 'answered' | 'moved_on' | 'failed';
+  /** Until its answer was ready (a stream: its first chunk) or it failed. */
+  latencyMs: number;
+  /** Why it moved on or failed: `status 503`, `timeout`, `connection_error`, or the error's code. */
+  reason?: string;
+}
+
+/** A reservation given back unspent: the target it was made for failed and a route moved on. */
+export interface ReleaseData {
+  reservationId: string;
+  studioId: string;
+  tokenId: string | null;
+  requestId: string;
 }
 
 /** What a generation set aside of its studio's hard budgets before its upstream call. */
@@ -57,6 +80,7 @@ export type GenerationEvent =
 export type UsageEvent =
   | GenerationEvent
   | { type: 'BudgetReserved'; data: ReservationData }
+  | { type: 'BudgetReleased'; data: ReleaseData }
   | { type: 'BudgetExceeded'; data: BudgetExceededData };
 
 export const USAGE_EVENT_TYPES = [
@@ -67,5 +91,6 @@ export const USAGE_EVENT_TYPES = [
 export const LEDGER_EVENT_TYPES = [
   ...USAGE_EVENT_TYPES,
   'BudgetReserved',
+  'BudgetReleased',
   'BudgetExceeded',
 ] as const satisfies readonly UsageEvent['type'][];

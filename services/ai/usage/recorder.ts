@@ -23,7 +23,7 @@ import {
 import { windowKey } from '../budgets/windows.ts';
 import { FREE, type Price } from '../prices/price.ts';
 import type { PriceSource } from '../prices/price-book.ts';
-import { type GenerationEvent, type UsageEvent, usageStreamId } from './events.ts';
+import { type GenerationEvent, type ReleaseData, type UsageEvent, usageStreamId } from './events.ts';
 
 const RETRY_AFTER_MS = 1_000;
 /** Appends that lost a race with another process are decided again on the new state, this often at most. */
@@ -55,7 +55,8 @@ export type ReserveOutcome =
 
 type Submission =
   | { kind: 'record'; event: GenerationEvent & { id: string } }
-  | { kind: 'reserve'; request: ReserveRequest };
+  | { kind: 'reserve'; request: ReserveRequest }
+  | { kind: 'release'; data: ReleaseData };
 
 type Outcome = ReserveOutcome | undefined;
 
@@ -120,6 +121,11 @@ export class UsageRecorder {
     }
     const outcome = await this.#commits.submit(request.studioId, { kind: 'reserve', request });
     return outcome ?? { kind: 'unbudgeted' };
+  }
+
+  /** Gives back a reservation whose generation moved on to another model without spending it. */
+  async release(data: ReleaseData): Promise<void> {
+    await this.#commits.submit(data.studioId, { kind: 'release', data });
   }
 
   async #commit(studioId: string, items: Submission[]): Promise<Outcome[]> {
@@ -261,6 +267,10 @@ function decideBatch(
   const outcomes = items.map((item): Outcome => {
     if (item.kind === 'record') {
       append(item.event);
+      return undefined;
+    }
+    if (item.kind === 'release') {
+      append({ type: 'BudgetReleased', data: item.data });
       return undefined;
     }
     const { request } = item;

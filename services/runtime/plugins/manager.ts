@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.ts';
 import type { StoredEvent } from '../../../shared/event-store/types.ts';
+import { findExecutable } from '../../../shared/executables.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { AgentSystem } from '../../sessions/routes.ts';
-import { findExecutable } from './executables.ts';
 import type { ActionCall, Availability, Plugin, PluginAction, PluginContext, PluginState } from './types.ts';
 
 interface Managed {

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { z } from 'zod';
-import { findExecutable } from '../executables.ts';
+import { findExecutable } from '../../../../shared/executables.ts';
 import { definePlugin, type Plugin, type PluginAction } from '../types.ts';
 import { readMcpConfig } from './config.ts';
 
