@@ -44,7 +44,8 @@ export function anthropicMessagesAction(deps: AiDeps) {
 
 /**
  * POST /v1/ai/anthropic/v1/messages/count_tokens: the upstream's count on the anthropic provider,
- * an estimate for every other model (`estimateInputTokens`). Not a generation: free, unlimited.
+ * an estimate for every other model (`estimateInputTokens`); for a route, its first target's.
+ * Not a generation: free, unlimited.
  */
 export function anthropicCountTokensAction(deps: AiDeps) {
   const { catalog, env } = deps;
@@ -57,8 +58,12 @@ export function anthropicCountTokensAction(deps: AiDeps) {
     bodyLimitBytes: 32 * 1024 * 1024,
     input: CountTokensRequestSchema,
     handler: async (input, ctx) => {
-      const { provider, model } = catalog.resolve(input.model, 'chat');
-      assertModelAllowed(ctx.identity, model.id);
+      // A route counts as the target it would try first.
+      const route = deps.routes.get(input.model);
+      const { provider, model } = route
+        ? deps.routes.plan(route, 'chat')[0]!.entry
+        : catalog.resolve(input.model, 'chat');
+      assertModelAllowed(ctx.identity, input.model);
       if (!provider.countTokens) return { input_tokens: estimateInputTokens(input) };
       return clientsFault(() =>
         provider.countTokens!(model, messagesCall(input, ctx.req), callContext(env, ctx)),

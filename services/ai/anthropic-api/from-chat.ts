@@ -1,4 +1,6 @@
+import { readChatChunk } from '../chat/relay.ts';
 import type { ChatChunk, ChatCompletion } from '../chat/wire.ts';
+import { estimateTokens } from '../generation.ts';
 import { parseArguments } from '../providers/anthropic-translate.ts';
 import { type MessagesEvent, type MessagesResponse, messageId, type ResponseBlock } from './wire.ts';
 
@@ -137,4 +139,33 @@ export function chatToEvents(model: string) {
       ];
     },
   };
+}
+
+/**
+ * A chat stream as Messages events, whole: `chatToEvents` over its chunks, and its end with the usage
+ * the stream reported, or estimated (four characters a token) from `prompt` and the text streamed.
+ */
+export async function* eventsFromChat(
+  chunks: AsyncIterable<ChatChunk>,
+  model: string,
+  prompt: string,
+): AsyncGenerator<MessagesEvent> {
+  const events = chatToEvents(model);
+  let text = '';
+  let finishReason: string | null = null;
+  let inputTokens: number | undefined;
+  let outputTokens: number | undefined;
+  for await (const chunk of chunks) {
+    const reading = readChatChunk(chunk);
+    text += reading.text ?? '';
+    finishReason = reading.finishReason ?? finishReason;
+    inputTokens = reading.inputTokens ?? inputTokens;
+    outputTokens = reading.outputTokens ?? outputTokens;
+    yield* events.push(chunk);
+  }
+  const usage = {
+    input_tokens: inputTokens ?? estimateTokens(prompt),
+    output_tokens: outputTokens ?? estimateTokens(text),
+  };
+  yield* events.end(usage, finishReason);
 }

@@ -1,16 +1,16 @@
 import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
-import { callContext } from '../call-context.ts';
-import { relayChunks, relayStream, type StreamReading } from '../chat/relay.ts';
+import { messagesCacheRequest } from '../cache/normalize.ts';
+import { relayStream, type StreamReading } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
-import { type ChatChunk, type ChatCompletion, textOf } from '../chat/wire.ts';
+import { textOf } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
-import { estimateTokens, Generation } from '../generation.ts';
+import { estimateTokens } from '../generation.ts';
 import { type GenerationAsk, tokensAtMost } from '../generation-ask.ts';
-import { type AnthropicUsage, promptTokens } from '../providers/anthropic-translate.ts';
-import type { CallContext, ModelDefinition, Provider } from '../providers/types.ts';
+import { type AnthropicUsage, finishReason, promptTokens } from '../providers/anthropic-translate.ts';
+import { type Answered, type Attempt, generate } from '../routing/attempts.ts';
 import { anthropicErrorBody } from './dialect.ts';
-import { chatToEvents, messageFromChat } from './from-chat.ts';
+import { eventsFromChat, messageFromChat } from './from-chat.ts';
 import { toChat } from './to-chat.ts';
 import {
   eventFrame,
@@ -21,10 +21,11 @@ import {
 } from './wire.ts';
 
 /**
- * Answers a Messages request as a generation like any chat completion: model access, rate limits
- * and the hard budget's reservation first (`max_tokens` is required here, so the budget can only
- * lower it), then the upstream call (`openMessages`), then the answer (`answerMessages`), its usage
- * recorded before its last byte.
+ * Answers a Messages request as a generation like any chat completion, through `generate`: a
+ * model or a route, the response cache, model access, rate limits and the hard budget's
+ * reservation first (`max_tokens` is required here, so the budget can only lower it), then the
+ * upstream call (`openMessages`), then the answer (`answerMessages`), its usage recorded before its
+ * last byte.
  */
 export async function anthropicMessages(
   deps: AiDeps,
@@ -32,13 +33,18 @@ export async function anthropicMessages(
   native: MessagesCall,
   ctx: ActionContext,
 ): Promise<unknown> {
-  const { provider, model } = deps.catalog.resolve(input.model, 'chat');
-  const generation = await Generation.start(deps, ctx, model, 'chat', messagesAsk(input));
-  const call = callContext(deps.env, ctx);
-  const upstream = await generation.guard(() =>
-    openMessages({ provider, model, generation, call }, input, native),
+  const answered = await generate(
+    deps,
+    ctx,
+    {
+      model: input.model,
+      modality: 'chat',
+      ask: messagesAsk(input),
+      cacheable: messagesCacheRequest(input.model, native.body, native),
+    },
+    (attempt) => openMessages(attempt, input, native),
   );
-  return answerMessages(ctx, generation, model, upstream);
+  return answerMessages(ctx, answered);
 }
 
 /** What a Messages request may consume: everything the model reads (their JSON has at least as many bytes), and `max_tokens`. */
@@ -49,102 +55,78 @@ export const messagesAsk = (input: MessagesRequest): GenerationAsk => ({
   maxOutputTokens: input.max_tokens,
 });
 
-/** Who answers, for which generation. */
-export interface MessagesTarget {
-  provider: Provider;
-  model: ModelDefinition;
-  generation: Generation;
-  call: CallContext;
-}
-
-/** What the upstream gave: a message or events as they are, or a chat answer to translate. */
+/** What a target gave, already in Messages form: a whole message, or a stream's events. */
 export type MessagesUpstream =
   | { kind: 'message'; message: MessagesResponse }
-  | { kind: 'events'; events: AsyncIterable<MessagesEvent>; prompt: string }
-  | { kind: 'completion'; completion: ChatCompletion; prompt: string }
-  | { kind: 'chunks'; chunks: AsyncIterable<ChatChunk>; prompt: string };
+  | { kind: 'events'; events: AsyncIterable<MessagesEvent>; prompt: string };
 
 /**
- * Calls the target's upstream: natively when its provider speaks the Messages API (the client's body
- * with `model` renamed and `max_tokens` lowered to what the budget pays for), else as a chat request.
+ * One target's try: natively when its provider speaks the Messages API (the client's body with
+ * `model` renamed and `max_tokens` lowered to what the budget pays for), else as a chat request
+ * whose answer is translated back. The cache keeps and replays the Messages form, whichever target
+ * answered.
  */
 export async function openMessages(
-  { provider, model, generation, call }: MessagesTarget,
+  { target: { provider, model }, generation, cache, call, firstChunk }: Attempt,
   input: MessagesRequest,
   native: MessagesCall,
 ): Promise<MessagesUpstream> {
   const maxTokens = Math.min(input.max_tokens, generation.outputCap ?? input.max_tokens);
   if (provider.messages && provider.messagesStream) {
     const sent = { ...native, body: { ...native.body, max_tokens: maxTokens } };
-    if (input.stream !== true)
-      return { kind: 'message', message: await clientsFault(() => provider.messages!(model, sent, call)) };
-    const events = await clientsFault(() => provider.messagesStream!(model, sent, call));
-    return { kind: 'events', events, prompt: JSON.stringify(input.messages) };
+    const prompt = JSON.stringify(input.messages);
+    if (input.stream !== true) {
+      const message = await cache.completion(() => clientsFault(() => provider.messages!(model, sent, call)));
+      return { kind: 'message', message };
+    }
+    const events = await cache.chunks(() => clientsFault(() => provider.messagesStream!(model, sent, call)));
+    return { kind: 'events', events: await firstChunk(events), prompt };
   }
   const request = toChat(input, model.upstreamModel, maxTokens);
   const prompt = request.messages.map((m) => textOf(m.content)).join(' ');
-  if (input.stream !== true)
-    return { kind: 'completion', completion: await provider.chat!(model, request, call), prompt };
-  return { kind: 'chunks', chunks: await provider.chatStream!(model, request, call), prompt };
-}
-
-/** Writes the answer in Messages form, its usage recorded first: as JSON, or as the stream's events. */
-export async function answerMessages(
-  ctx: ActionContext,
-  generation: Generation,
-  model: ModelDefinition,
-  upstream: MessagesUpstream,
-): Promise<unknown> {
-  const errorFrame = (_body: unknown, error: ApiError) =>
-    eventFrame({ event: 'error', data: anthropicErrorBody(error, ctx.requestId) });
-  switch (upstream.kind) {
-    case 'message': {
-      const { message } = upstream;
-      await generation.completed(promptTokens(message.usage), message.usage.output_tokens ?? 0);
-      return { ...message, model: model.id };
-    }
-    case 'events':
-      return relayStream(ctx, generation, upstream.events, nativeReader(), {
-        promptText: () => upstream.prompt,
-        // The last event leaves once the usage is recorded.
-        frames: (e) => (e.event === 'message_stop' ? [] : [eventFrame(withModel(e, model.id))]),
-        finish: async ({ usage }) => {
-          await generation.completed(usage.input_tokens, usage.output_tokens);
-          await writeWithBackpressure(
-            ctx.res,
-            eventFrame({ event: 'message_stop', data: { type: 'message_stop' } }),
-          );
-        },
-        errorFrame,
-      });
-    case 'completion': {
-      const { completion, prompt } = upstream;
-      const usage = {
+  if (input.stream !== true) {
+    const message = await cache.completion(async () => {
+      const completion = await provider.chat!(model, request, call);
+      return messageFromChat(completion, model.id, {
         input_tokens: completion.usage?.prompt_tokens ?? estimateTokens(prompt),
         output_tokens:
           completion.usage?.completion_tokens ?? estimateTokens(completion.choices[0]?.message.content ?? ''),
-      };
-      await generation.completed(usage.input_tokens, usage.output_tokens);
-      return messageFromChat(completion, model.id, usage);
-    }
-    case 'chunks': {
-      const events = chatToEvents(model.id);
-      return relayChunks(ctx, generation, upstream.chunks, {
-        promptText: () => upstream.prompt,
-        frames: (chunk) => events.push(chunk).map(eventFrame),
-        finish: async ({ usage, finishReason }) => {
-          await generation.completed(usage.input_tokens, usage.output_tokens);
-          for (const e of events.end(usage, finishReason))
-            await writeWithBackpressure(ctx.res, eventFrame(e));
-        },
-        errorFrame,
       });
-    }
-    default: {
-      const unknown: never = upstream;
-      throw new Error(`unknown upstream answer ${JSON.stringify(unknown)}`);
-    }
+    });
+    return { kind: 'message', message };
   }
+  const events = await cache.chunks(async () =>
+    eventsFromChat(await provider.chatStream!(model, request, call), model.id, prompt),
+  );
+  return { kind: 'events', events: await firstChunk(events), prompt };
+}
+
+/** Writes the answer, its usage recorded first: as JSON, or as the stream's events. */
+export async function answerMessages(
+  ctx: ActionContext,
+  { target: { model }, generation, cache, result }: Answered<MessagesUpstream>,
+): Promise<unknown> {
+  if (result.kind === 'message') {
+    const { message } = result;
+    await generation.completed(promptTokens(message.usage), message.usage.output_tokens ?? 0);
+    await cache.store(generation, finishReason(message.stop_reason));
+    return { ...message, model: model.id, usage: cache.mark(message.usage) };
+  }
+  return relayStream(ctx, generation, result.events, nativeReader(), {
+    promptText: () => result.prompt,
+    // The last event leaves once the usage is recorded.
+    frames: (e) => (e.event === 'message_stop' ? [] : [eventFrame(named(e, model.id, cache.cached))]),
+    finish: async ({ usage, finishReason: stopReason }) => {
+      await generation.completed(usage.input_tokens, usage.output_tokens);
+      await cache.store(generation, finishReason(stopReason));
+      await writeWithBackpressure(
+        ctx.res,
+        eventFrame({ event: 'message_stop', data: { type: 'message_stop' } }),
+      );
+    },
+    errorFrame: (_body, error) =>
+      eventFrame({ event: 'error', data: anthropicErrorBody(error, ctx.requestId) }),
+  });
 }
 
 /**
@@ -163,10 +145,17 @@ export async function clientsFault<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** `message_start` names the model by the gateway's id, as every answer does. */
-function withModel(e: MessagesEvent, model: string): MessagesEvent {
-  if (e.event !== 'message_start' || typeof e.data.message !== 'object' || e.data.message === null) return e;
-  return { event: e.event, data: { ...e.data, message: { ...e.data.message, model } } };
+/**
+ * `message_start` names the model by the gateway's id, as every answer does; a replayed answer's
+ * usage (in `message_delta`) says `cached: true`.
+ */
+function named(e: MessagesEvent, model: string, cached: boolean): MessagesEvent {
+  const { message, usage } = e.data as { message?: object; usage?: object };
+  if (e.event === 'message_start' && typeof message === 'object' && message !== null)
+    return { event: e.event, data: { ...e.data, message: { ...message, model } } };
+  if (cached && e.event === 'message_delta' && typeof usage === 'object' && usage !== null)
+    return { event: e.event, data: { ...e.data, usage: { ...usage, cached: true } } };
+  return e;
 }
 
 interface NativeEventData {
@@ -176,9 +165,10 @@ interface NativeEventData {
 }
 
 /**
- * What Anthropic's events tell: input tokens (cache reads and writes included) from `message_start`,
- * and again from `message_delta` when newer streams repeat them there, output tokens from
- * `message_delta`, and the output text, thinking and tool input that the budget's cut-off weighs.
+ * What Messages events tell: input tokens (cache reads and writes included) from `message_start`,
+ * and again from `message_delta` when it repeats them (newer streams, and translated ones), output
+ * tokens from `message_delta`, and the output text, thinking and tool input that the budget's
+ * cut-off weighs.
  */
 function nativeReader() {
   let inputTokens = 0;

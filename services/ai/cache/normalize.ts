@@ -7,7 +7,7 @@ import type { ChatRequest } from '../chat/wire.ts';
  * model, and every field of the request that can change what it says, temperature included.
  */
 export interface CacheableRequest {
-  shape: 'text' | 'stream' | 'chat' | 'chat-stream';
+  shape: 'text' | 'stream' | 'chat' | 'chat-stream' | 'messages' | 'messages-stream';
   model: string;
   request: Record<string, unknown>;
 }
@@ -51,3 +51,21 @@ export function textCacheRequest(
 /** The entry's key: a studio's answers are never another's, whatever their requests. */
 export const cacheKey = (studioId: string, request: CacheableRequest): string =>
   sha256Hex(canonicalJson([studioId, request]));
+
+/**
+ * An Anthropic Messages request as the cache compares it: every field but who asks (`metadata`) and
+ * the model's name, and the client's `anthropic-version` and `anthropic-beta` (a beta can change
+ * the answer, and a version its shape).
+ */
+export function messagesCacheRequest(
+  modelId: string,
+  body: Record<string, unknown>,
+  headers: { version?: string; beta?: string },
+): CacheableRequest {
+  const { model: _model, stream, studio_id: _studio, metadata: _metadata, ...fields } = body;
+  return {
+    shape: stream === true ? 'messages-stream' : 'messages',
+    model: modelId,
+    request: { ...fields, anthropic_version: headers.version, anthropic_beta: headers.beta },
+  };
+}

@@ -22,17 +22,20 @@ export class CacheTicket {
     return this.status === 'hit';
   }
 
-  /** The cached completion, or what `call` answers. */
-  async completion(call: () => Promise<ChatCompletion>): Promise<ChatCompletion> {
-    if (this.cached) return this.found as ChatCompletion;
+  /** The cached answer (a chat completion, or a Messages API message), or what `call` answers. */
+  async completion<T = ChatCompletion>(call: () => Promise<T>): Promise<T> {
+    if (this.cached) return this.found as T;
     const completion = await call();
     if (this.save) this.#answer = completion;
     return completion;
   }
 
-  /** The cached stream's chunks replayed, or the chunks `call` streams (recorded on a miss). */
-  async chunks(call: () => Promise<AsyncIterable<ChatChunk>>): Promise<AsyncIterable<ChatChunk>> {
-    if (this.cached) return replay(this.found as ChatChunk[]);
+  /**
+   * The cached stream's chunks (or Messages API events) replayed, or the ones `call` streams
+   * (recorded on a miss).
+   */
+  async chunks<T = ChatChunk>(call: () => Promise<AsyncIterable<T>>): Promise<AsyncIterable<T>> {
+    if (this.cached) return replay(this.found as T[]);
     const chunks = await call();
     return this.save ? this.#recording(chunks) : chunks;
   }
@@ -56,8 +59,8 @@ export class CacheTicket {
   }
 
   /** Passes `chunks` on, keeping them for `store` when the stream ends whole and not too large. */
-  async *#recording(chunks: AsyncIterable<ChatChunk>): AsyncIterable<ChatChunk> {
-    const recorded: ChatChunk[] = [];
+  async *#recording<T>(chunks: AsyncIterable<T>): AsyncIterable<T> {
+    const recorded: T[] = [];
     let bytes = 0;
     for await (const chunk of chunks) {
       if (bytes <= MAX_ENTRY_BYTES) {
@@ -70,7 +73,12 @@ export class CacheTicket {
   }
 }
 
-async function* replay(chunks: readonly ChatChunk[]): AsyncIterable<ChatChunk> {
-  for (const chunk of chunks)
-    yield chunk.usage ? { ...chunk, usage: { ...chunk.usage, cached: true } } : chunk;
+/** A chat chunk's usage says `cached: true` (a Messages event's usage is marked where it is written). */
+async function* replay<T>(chunks: readonly T[]): AsyncIterable<T> {
+  for (const chunk of chunks) {
+    const usage = (chunk as { usage?: unknown }).usage;
+    yield typeof usage === 'object' && usage !== null
+      ? { ...chunk, usage: { ...usage, cached: true } }
+      : chunk;
+  }
 }

@@ -49,7 +49,8 @@ export function relayChunks(
   return relayStream(ctx, generation, chunks, readChatChunk, relay);
 }
 
-function readChatChunk(chunk: ChatChunk): StreamReading {
+/** What a chat chunk tells: its text, its finish reason, the usage it reports. */
+export function readChatChunk(chunk: ChatChunk): StreamReading {
   let text = '';
   let finishReason: string | undefined;
   for (const choice of chunk.choices) {
