@@ -2,6 +2,7 @@ import { ApiError } from '../../../shared/errors.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import { type UpstreamClient, upstreamMessage } from '../upstream.ts';
 import { multipart, readBytes, readJson } from './body.ts';
+import { openAiResponses } from './openai-responses.ts';
 import { openAiApi, openAiChat, trimSlashes } from './openai-wire.ts';
 import type { CallContext, Modality, ModelDefinition, Provider, VideoProgress } from './types.ts';
 
@@ -122,6 +123,7 @@ export function openAiProvider(upstream: UpstreamClient): Provider {
     ],
     models: () => MODELS,
     ...openAiChat(api, adapt),
+    ...openAiResponses(api),
 
     async image(m, request, ctx) {
       const response = await api.send(ctx, '/images/generations', {
