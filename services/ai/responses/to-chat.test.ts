@@ -154,6 +154,7 @@ describe('a Responses request as chat completions', () => {
       param: 'tool_choice',
     });
     expect(refusal({ input: [] })).toMatchObject({ message: 'input must not be empty' });
+    expect(refusal({ input: 'x', prompt: { id: 'pmpt_1' } })).toMatchObject({ param: 'prompt' });
     // An item reference nobody resolved names an item the gateway does not have.
     expect(refusal({ input: [{ id: 'msg_upstream' }] })).toMatchObject({ code: 'not_found' });
   });

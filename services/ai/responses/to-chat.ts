@@ -16,6 +16,7 @@ const refuse = (message: string, param = 'input') =>
  * goes upstream; reasoning items are dropped (they are the upstream's own).
  */
 export function chatRequestOf(request: ResponsesRequest, items: readonly Item[]): ChatBody {
+  if (request.prompt != null) throw refuse('prompt templates are not supported', 'prompt');
   const messages: ChatMessage[] = [];
   if (request.instructions) messages.push({ role: 'system', content: request.instructions });
   for (const item of items) addItem(messages, item);

@@ -89,6 +89,8 @@ export const ResponsesRequestSchema = z.looseObject({
     })
     .nullish(),
   reasoning: z.looseObject({ effort: z.string().nullish() }).nullish(),
+  // The gateway keeps conversations itself (previous_response_id); OpenAI's conversation objects are not its.
+  conversation: z.null({ error: 'conversations are not supported: use previous_response_id' }).optional(),
   metadata: z.record(z.string(), z.string()).nullish(),
   user: z.string().nullish(),
   studio_id: z.string().optional(),
