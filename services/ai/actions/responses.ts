@@ -6,7 +6,7 @@ import { nowSeconds } from '../chat/ids.ts';
 import type { AiDeps } from '../deps.ts';
 import { Generation } from '../generation.ts';
 import { tokensAtMost } from '../generation-ask.ts';
-import { answerNatively, answersNatively, answerThroughChat, type Turn } from '../responses/answers.ts';
+import { answersNatively, deliverAnswer, openAnswer, type Turn } from '../responses/answers.ts';
 import { newResponseId } from '../responses/ids.ts';
 import { inputItems } from '../responses/items.ts';
 import type { ResponseStore } from '../responses/store.ts';
@@ -46,9 +46,8 @@ export function createResponseAction(deps: AiDeps, store: ResponseStore) {
       const keep = request.store !== false;
       if (keep) assertStorable(own);
       const conversation = [...earlier, ...own];
-      const native = answersNatively(target);
       // What chat cannot carry is refused before the generation is admitted.
-      const chat = native ? undefined : chatRequestOf(request, conversation);
+      if (!answersNatively(target)) chatRequestOf(request, conversation);
       const turn: Turn = {
         ctx,
         header: { id: newResponseId(), createdAt: nowSeconds(), model: target.model.id, request },
@@ -63,8 +62,9 @@ export function createResponseAction(deps: AiDeps, store: ResponseStore) {
         'chat',
         askOf(request, conversation),
       );
-      const answerer = { target, generation, call: callContext(deps.env, ctx) };
-      return chat ? answerThroughChat(turn, answerer, chat) : answerNatively(turn, answerer);
+      const call = callContext(deps.env, ctx);
+      const opened = await generation.guard(() => openAnswer(turn, { target, generation, call }));
+      return deliverAnswer(turn, generation, opened);
     },
   });
 }

@@ -2,15 +2,15 @@ import type { ActionContext } from '../../../shared/http/action.ts';
 import type { CatalogEntry } from '../catalog.ts';
 import { relayChunks, relayStream } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
-import { type ChatRequest, textOf } from '../chat/wire.ts';
+import { type ChatChunk, type ChatCompletion, type ChatRequest, textOf } from '../chat/wire.ts';
 import type { Generation } from '../generation.ts';
 import type { CallContext } from '../providers/types.ts';
 import { responseOfCompletion } from './from-chat.ts';
 import { ChatStreamEvents } from './from-chat-stream.ts';
 import { asGatewayResponse, NativeStreamEvents, nativeBody } from './native.ts';
 import type { ResponseHeader } from './response-object.ts';
-import type { ChatBody } from './to-chat.ts';
-import { eventFrame, type Item, type ResponseObject } from './wire.ts';
+import { chatRequestOf } from './to-chat.ts';
+import { eventFrame, type Item, type ResponseObject, type ResponseStreamEvent } from './wire.ts';
 
 /** One request to answer, whichever way its model answers it. */
 export interface Turn {
@@ -22,67 +22,86 @@ export interface Turn {
   save(response: ResponseObject, native: boolean): Promise<void>;
 }
 
-/** What the answering model is, and the generation it answers under. */
+/** The model that answers, the generation it answers under, and how to call it. */
 export interface Answerer {
   target: CatalogEntry;
   generation: Generation;
   call: CallContext;
+  /** A stream as it may be relayed (once its first event arrived, when a caller waits for that). */
+  firstChunk?<T>(stream: AsyncIterable<T>): Promise<AsyncIterable<T>>;
 }
+
+/** An upstream's answer once it has begun: what `deliverAnswer` turns into the client's. */
+export type OpenedAnswer =
+  | { native: true; upstream: ResponseObject }
+  | { native: true; body: Record<string, unknown>; events: AsyncIterable<ResponseStreamEvent> }
+  | { native: false; completion: ChatCompletion }
+  | { native: false; request: ChatRequest; chunks: AsyncIterable<ChatChunk> };
 
 /** Whether the model's provider speaks the Responses API itself. */
 export const answersNatively = (target: CatalogEntry) =>
   target.provider.responses !== undefined && target.provider.responsesStream !== undefined;
 
 /**
- * Answers through the upstream's own Responses API: the response as it gave it (under the gateway's
- * id), its stream event by event. The response is recorded, then the usage, before its last event.
+ * Calls the upstream: its own Responses API when it speaks it, else chat completions with the
+ * request translated. Resolves once the answer has begun (a stream: accepted upstream).
  */
-export async function answerNatively(turn: Turn, { target, generation, call }: Answerer) {
-  const { ctx, header } = turn;
+export async function openAnswer(turn: Turn, answerer: Answerer): Promise<OpenedAnswer> {
+  const { target, generation, call } = answerer;
   const { provider, model } = target;
-  const body = nativeBody(header, turn.conversation, generation.outputCap);
-  if (header.request.stream !== true) {
-    const upstream = await generation.guard(() => provider.responses!(model, body, call));
-    const response = asGatewayResponse(upstream, header);
-    await generation.guard(() => turn.save(response, true));
-    await generation.completed(response.usage?.input_tokens ?? 0, response.usage?.output_tokens ?? 0);
-    return response;
+  const { header, conversation } = turn;
+  const streamed = header.request.stream === true;
+  const firstChunk = answerer.firstChunk ?? (async <T>(stream: AsyncIterable<T>) => stream);
+  if (answersNatively(target)) {
+    const body = nativeBody(header, conversation, generation.outputCap);
+    if (!streamed) return { native: true, upstream: await provider.responses!(model, body, call) };
+    return {
+      native: true,
+      body,
+      events: await firstChunk(await provider.responsesStream!(model, body, call)),
+    };
   }
-  const upstream = await generation.guard(() => provider.responsesStream!(model, body, call));
-  const events = new NativeStreamEvents(header);
-  return relayStream(ctx, generation, upstream, (event) => events.read(event), {
-    promptText: () => JSON.stringify(body.input),
-    frames: (event) => events.frames(event),
-    finish: async ({ usage }) => {
-      await turn.save(events.response(), true);
-      await generation.completed(usage.input_tokens, usage.output_tokens);
-      await writeWithBackpressure(ctx.res, events.end());
-    },
-    errorFrame: (body) => events.error(body),
-  });
-}
-
-/** Answers through chat completions, translating the request there and the answer back. */
-export async function answerThroughChat(turn: Turn, { target, generation, call }: Answerer, chat: ChatBody) {
-  const { ctx, header } = turn;
-  const { provider, model } = target;
   const request: ChatRequest = {
-    ...chat,
+    ...chatRequestOf(header.request, conversation),
     model: model.upstreamModel,
     ...(generation.outputCap === undefined ? {} : { max_tokens: generation.outputCap }),
   };
-  if (header.request.stream !== true) {
-    const completion = await generation.guard(() => provider.chat!(model, request, call));
-    const response = responseOfCompletion(header, completion);
-    await generation.guard(() => turn.save(response, false));
+  if (!streamed) return { native: false, completion: await provider.chat!(model, request, call) };
+  const asked = { ...request, stream: true, stream_options: { include_usage: true } };
+  return { native: false, request, chunks: await firstChunk(await provider.chatStream!(model, asked, call)) };
+}
+
+/**
+ * Answers the client: a response object, or its stream of events. The response is recorded, then
+ * the usage, before the answer's end (the JSON body, the stream's last event).
+ */
+export async function deliverAnswer(turn: Turn, generation: Generation, opened: OpenedAnswer) {
+  const { ctx, header } = turn;
+  if ('upstream' in opened || 'completion' in opened) {
+    const response =
+      'upstream' in opened
+        ? asGatewayResponse(opened.upstream, header)
+        : responseOfCompletion(header, opened.completion);
+    await generation.guard(() => turn.save(response, opened.native));
     await generation.completed(response.usage?.input_tokens ?? 0, response.usage?.output_tokens ?? 0);
     return response;
   }
-  const streamed = { ...request, stream: true, stream_options: { include_usage: true } };
-  const chunks = await generation.guard(() => provider.chatStream!(model, streamed, call));
+  if ('events' in opened) {
+    const events = new NativeStreamEvents(header);
+    return relayStream(ctx, generation, opened.events, (event) => events.read(event), {
+      promptText: () => JSON.stringify(opened.body.input),
+      frames: (event) => events.frames(event),
+      finish: async ({ usage }) => {
+        await turn.save(events.response(), true);
+        await generation.completed(usage.input_tokens, usage.output_tokens);
+        await writeWithBackpressure(ctx.res, events.end());
+      },
+      errorFrame: (body) => events.error(body),
+    });
+  }
   const events = new ChatStreamEvents(header);
-  return relayChunks(ctx, generation, chunks, {
-    promptText: () => request.messages.map((m) => textOf(m.content)).join(' '),
+  return relayChunks(ctx, generation, opened.chunks, {
+    promptText: () => opened.request.messages.map((m) => textOf(m.content)).join(' '),
     frames: (chunk) => events.chunk(chunk).map(eventFrame),
     finish: async (stream) => {
       const { events: closing, response } = events.finish(stream);

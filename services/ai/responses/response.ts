@@ -27,8 +27,6 @@ export interface ResponseState {
   stored: StoredResponse | undefined;
 }
 
-export const RESPONSE_EVENT_TYPES = ['ResponseCreated'] as const satisfies readonly ResponseEvent['type'][];
-
 function decide(command: ResponseCommand, state: ResponseState): ResponseEvent[] {
   switch (command.type) {
     case 'CreateResponse':
