@@ -364,3 +364,40 @@ describe('streaming', () => {
     });
   });
 });
+
+describe('stored in the log', () => {
+  it('a retrieve asking for a stream is refused: a stored response is answered as JSON', async () => {
+    const created = await client().responses.create({ model: 'dev/echo', input: 'json only' });
+    const res = await gw.api('GET', `/v1/ai/responses/${created.id}?stream=true`, { token });
+    expect(expectApiError(res, 400, 'validation_failed').param).toBe('stream');
+  });
+
+  it('after a restart (PGlite) a response is read back from the log, retrieved and continued', async () => {
+    const durable = await startTestGateway({ store: 'pglite', logLevel: 'silent' });
+    try {
+      await durable.api('POST', '/v1/studios/create', {
+        token: durable.adminKey,
+        body: { name: 'd', studio_id: 'd' },
+      });
+      const issued = await durable.api('POST', '/v1/studios/tokens/apply', {
+        token: durable.adminKey,
+        body: { studio_id: 'd' },
+      });
+      const open = () =>
+        new OpenAI({ baseURL: `${durable.url}/v1/ai`, apiKey: issued.json.user_token, maxRetries: 0 });
+      const first = await open().responses.create({ model: 'dev/echo', input: 'before \u0000 the restart' });
+      await durable.restart();
+      expect(await open().responses.retrieve(first.id)).toEqual(first);
+      const next = await open().responses.create({
+        model: 'dev/echo',
+        input: 'after',
+        previous_response_id: first.id,
+      });
+      expect(next.output_text).toBe('Echo: after');
+      // before, NUL, the, restart (4); Echo: and those (5); after (1): the NUL came back whole
+      expect(next.usage?.input_tokens).toBe(10);
+    } finally {
+      await durable.close();
+    }
+  });
+});
