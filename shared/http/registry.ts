@@ -1,14 +1,23 @@
 import type { AnyAction, HttpMethod, ServiceDefinition } from './action.ts';
 
 export type Resolution =
-  | { kind: 'found'; action: AnyAction; service: ServiceDefinition }
+  | { kind: 'found'; action: AnyAction; service: ServiceDefinition; params: Record<string, string> }
   | { kind: 'method_not_allowed'; allowed: HttpMethod[] }
   | { kind: 'not_found'; what: 'service' | 'action' };
+
+/** An action whose name has `:param` segments (`responses/:id`): it answers any one segment there. */
+interface PatternAction {
+  segments: string[];
+  byMethod: Map<HttpMethod, AnyAction>;
+}
+
+const isParam = (segment: string) => segment.startsWith(':');
 
 /** The one table behind every `/v1/{service}/{action}` route and `GET /v1/services`. */
 export class ActionRegistry {
   #services = new Map<string, ServiceDefinition>();
   #actions = new Map<string, Map<HttpMethod, AnyAction>>();
+  #patterns = new Map<string, PatternAction[]>();
 
   register(service: ServiceDefinition): this {
     if (this.#services.has(service.id)) throw new Error(`service ${service.id} is registered twice`);
@@ -17,10 +26,19 @@ export class ActionRegistry {
       if (action.service !== service.id)
         throw new Error(`action ${action.action} belongs to ${action.service}`);
       const key = `${action.service}/${action.action}`;
-      const byMethod = this.#actions.get(key) ?? new Map<HttpMethod, AnyAction>();
+      let byMethod = this.#actions.get(key);
+      if (!byMethod) {
+        byMethod = new Map<HttpMethod, AnyAction>();
+        this.#actions.set(key, byMethod);
+        const segments = action.action.split('/');
+        if (segments.some(isParam)) {
+          const patterns = this.#patterns.get(service.id) ?? [];
+          patterns.push({ segments, byMethod });
+          this.#patterns.set(service.id, patterns);
+        }
+      }
       if (byMethod.has(action.method)) throw new Error(`${action.method} ${key} is registered twice`);
       byMethod.set(action.method, action);
-      this.#actions.set(key, byMethod);
     }
     return this;
   }
@@ -29,13 +47,30 @@ export class ActionRegistry {
     return [...this.#services.values()];
   }
 
+  /** The action a path names: by its exact name, else by a name with `:param` segments. */
   resolve(method: string, serviceId: string, actionName: string): Resolution {
     const service = this.#services.get(serviceId);
     if (!service) return { kind: 'not_found', what: 'service' };
-    const byMethod = this.#actions.get(`${serviceId}/${actionName}`);
-    if (!byMethod) return { kind: 'not_found', what: 'action' };
-    const action = byMethod.get((method === 'HEAD' ? 'GET' : method) as HttpMethod);
-    if (!action) return { kind: 'method_not_allowed', allowed: [...byMethod.keys()] };
-    return { kind: 'found', action, service };
+    const exact = this.#actions.get(`${serviceId}/${actionName}`);
+    const matched = exact ? { byMethod: exact, params: {} } : this.#match(serviceId, actionName);
+    if (!matched) return { kind: 'not_found', what: 'action' };
+    const action = matched.byMethod.get((method === 'HEAD' ? 'GET' : method) as HttpMethod);
+    if (!action) return { kind: 'method_not_allowed', allowed: [...matched.byMethod.keys()] };
+    return { kind: 'found', action, service, params: matched.params };
+  }
+
+  #match(serviceId: string, actionName: string) {
+    const given = actionName.split('/');
+    for (const { segments, byMethod } of this.#patterns.get(serviceId) ?? []) {
+      if (segments.length !== given.length) continue;
+      const params = new Map<string, string>();
+      const fits = segments.every((segment, i) => {
+        if (!isParam(segment)) return segment === given[i];
+        params.set(segment.slice(1), given[i]!);
+        return given[i] !== '';
+      });
+      if (fits) return { byMethod, params: Object.fromEntries(params) };
+    }
+    return undefined;
   }
 }

@@ -14,52 +14,81 @@ export interface RelayedStream {
 }
 
 /** How one route writes a relayed stream: its frames, its ending and its error frame. */
-export interface SseRelay {
+export interface SseRelay<Chunk = ChatChunk> {
   /** The prompt's text, to estimate input tokens when the upstream reports none. */
   promptText: () => string;
   /** The frames one upstream chunk becomes, written in order at the client's pace. */
-  frames: (chunk: ChatChunk) => string[];
+  frames: (chunk: Chunk) => string[];
   /** After the last chunk: records the usage and writes the closing frame. */
   finish: (stream: RelayedStream) => void | Promise<void>;
   /** The frame carrying the error envelope when the stream breaks off. */
   errorFrame: (body: { error: Record<string, unknown> }) => string;
 }
 
-/**
- * Relays upstream chunks to the client as server-sent events and ends the response. A stream that
- * breaks off is recorded as failed (cancelled when the client went away); a client still there gets
- * the error envelope as the last frame.
- */
-export async function relayChunks(
+/** What one upstream chunk tells the relay: the output text it adds, and usage or finish if it says. */
+export interface ChunkReading {
+  text: string;
+  usage?: { input_tokens: number; output_tokens: number };
+  finishReason?: string;
+}
+
+/** Relays chat-completion chunks (see `relayStream`). */
+export function relayChunks(
   ctx: ActionContext,
   generation: Generation,
   chunks: AsyncIterable<ChatChunk>,
   relay: SseRelay,
 ): Promise<undefined> {
+  return relayStream(ctx, generation, chunks, readChatChunk, relay);
+}
+
+function readChatChunk(chunk: ChatChunk): ChunkReading {
+  let text = '';
+  let finishReason: string | undefined;
+  for (const choice of chunk.choices) {
+    finishReason = choice.finish_reason ?? finishReason;
+    text += choice.delta.content ?? '';
+  }
+  const usage = chunk.usage
+    ? { input_tokens: chunk.usage.prompt_tokens, output_tokens: chunk.usage.completion_tokens }
+    : undefined;
+  return { text, ...(usage ? { usage } : {}), ...(finishReason ? { finishReason } : {}) };
+}
+
+/**
+ * Relays upstream chunks of any wire format (`read` says what each one carries) to the client as
+ * server-sent events and ends the response. A stream that breaks off is recorded as failed
+ * (cancelled when the client went away); a client still there gets the error envelope as the last
+ * frame.
+ */
+export async function relayStream<Chunk>(
+  ctx: ActionContext,
+  generation: Generation,
+  chunks: AsyncIterable<Chunk>,
+  read: (chunk: Chunk) => ChunkReading,
+  relay: SseRelay<Chunk>,
+): Promise<undefined> {
   openSse(ctx.res);
   let text = '';
   let finishReason: string | null = null;
-  let reported: ChatChunk['usage'];
+  let reported: ChunkReading['usage'];
   const used = () => ({
-    input_tokens: reported?.prompt_tokens ?? estimateTokens(relay.promptText()),
-    output_tokens: reported?.completion_tokens ?? estimateTokens(text),
+    input_tokens: reported?.input_tokens ?? estimateTokens(relay.promptText()),
+    output_tokens: reported?.output_tokens ?? estimateTokens(text),
   });
   try {
     for await (const chunk of chunks) {
-      if (chunk.usage) reported = chunk.usage;
-      let added = '';
-      for (const choice of chunk.choices) {
-        finishReason = choice.finish_reason ?? finishReason;
-        added += choice.delta.content ?? '';
-      }
+      const reading = read(chunk);
+      if (reading.usage) reported = reading.usage;
+      finishReason = reading.finishReason ?? finishReason;
       // An upstream that does not keep to the cap it was sent is cut off before the budget is passed.
-      if (!generation.allowsOutput(estimateTokens(text + added))) {
+      if (!generation.allowsOutput(estimateTokens(text + reading.text))) {
         throw new ApiError(
           'budget_exceeded',
           'the stream was cut off: its budget cannot pay for more output',
         );
       }
-      text += added;
+      text += reading.text;
       for (const frame of relay.frames(chunk)) await writeWithBackpressure(ctx.res, frame);
     }
     await relay.finish({ usage: used(), text, finishReason });
