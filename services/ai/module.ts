@@ -11,6 +11,7 @@ import { embeddingsAction } from './actions/embeddings.ts';
 import { jobContentAction, jobGetAction, videoAction } from './actions/jobs.ts';
 import { asrAction, imageAction, ttsAction } from './actions/media.ts';
 import { pricesListAction, pricesRemoveAction, pricesUpsertAction } from './actions/prices.ts';
+import { createResponseAction, getResponseAction } from './actions/responses.ts';
 import { streamAction, textAction } from './actions/text.ts';
 import { usageAction } from './actions/usage.ts';
 import { type CacheStoreOptions, openCacheStore } from './cache/open.ts';
@@ -22,6 +23,7 @@ import { JobWorker } from './jobs/worker.ts';
 import { PriceBook } from './prices/price-book.ts';
 import { builtinAiProviders } from './providers/index.ts';
 import type { Provider } from './providers/types.ts';
+import { ResponseStore } from './responses/store.ts';
 import { routeActions } from './routing/route-actions.ts';
 import { RouteBook } from './routing/route-book.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, UpstreamClient } from './upstream.ts';
@@ -84,6 +86,8 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     dataDir: options.dataDir,
   };
 
+  const responses = new ResponseStore(gw.events);
+
   const declared = new Map<string, EnvRequirement>();
   for (const provider of providers) for (const e of provider.env) declared.set(e.key, e);
 
@@ -98,6 +102,8 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       chatCompletionsAction(deps),
       anthropicMessagesAction(deps),
       anthropicCountTokensAction(deps),
+      createResponseAction(deps, responses),
+      getResponseAction(responses),
       imageAction(deps),
       ttsAction(deps),
       asrAction(deps),

@@ -51,9 +51,12 @@ export interface Endpoint<Input = unknown, Params = unknown> {
   handler(input: Input, ctx: ActionContext<Params>): Promise<ActionResult> | ActionResult;
 }
 
-export interface Action<Input = unknown> extends Endpoint<Input> {
+export interface Action<Input = unknown, Params = unknown> extends Endpoint<Input, Params> {
   service: string;
-  /** May contain slashes: `tokens/apply`, `chat/completions`. */
+  /**
+   * May contain slashes: `tokens/apply`, `chat/completions`. A `:name` segment takes any one segment
+   * of the path there (`responses/:id`), parsed by `params`; an exact name wins over such a pattern.
+   */
   action: string;
   summary?: string;
   /** Another API's credential header and error shape, on this action only (registry actions). */
@@ -65,7 +68,7 @@ export interface Route<Input = unknown, Params = unknown> extends Endpoint<Input
   path: string;
 }
 
-export function defineAction<Input>(action: Action<Input>): Action<Input> {
+export function defineAction<Input, Params = unknown>(action: Action<Input, Params>): Action<Input, Params> {
   return action;
 }
 
@@ -76,7 +79,7 @@ export function defineRoute<Input, Params = unknown>(route: Route<Input, Params>
 // biome-ignore lint/suspicious/noExplicitAny: a list of endpoints with different inputs; each is typed where defined.
 export type AnyEndpoint = Endpoint<any, any>;
 // biome-ignore lint/suspicious/noExplicitAny: a list of actions with different inputs; each is typed where defined.
-export type AnyAction = Action<any>;
+export type AnyAction = Action<any, any>;
 // biome-ignore lint/suspicious/noExplicitAny: a list of routes with different inputs; each is typed where defined.
 export type AnyRoute = Route<any, any>;
 

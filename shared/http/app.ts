@@ -224,5 +224,5 @@ async function dispatch(
       },
     );
   }
-  await serve(found.action, req, res, { largeBodies });
+  await serve(found.action, req, res, { largeBodies }, found.params);
 }

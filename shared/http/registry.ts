@@ -2,14 +2,23 @@ import type { AnyAction, HttpMethod, ServiceDefinition } from './action.ts';
 import type { WireDialect } from './dialect.ts';
 
 export type Resolution =
-  | { kind: 'found'; action: AnyAction; service: ServiceDefinition }
+  | { kind: 'found'; action: AnyAction; service: ServiceDefinition; params: Record<string, string> }
   | { kind: 'method_not_allowed'; allowed: HttpMethod[] }
   | { kind: 'not_found'; what: 'service' | 'action' };
+
+/** An action whose name has `:param` segments (`responses/:id`): it answers any one segment there. */
+interface PatternAction {
+  segments: string[];
+  byMethod: Map<HttpMethod, AnyAction>;
+}
+
+const isParam = (segment: string) => segment.startsWith(':');
 
 /** The one table behind every `/v1/{service}/{action}` route and `GET /v1/services`. */
 export class ActionRegistry {
   #services = new Map<string, ServiceDefinition>();
   #actions = new Map<string, Map<HttpMethod, AnyAction>>();
+  #patterns = new Map<string, PatternAction[]>();
 
   register(service: ServiceDefinition): this {
     if (this.#services.has(service.id)) throw new Error(`service ${service.id} is registered twice`);
@@ -18,10 +27,19 @@ export class ActionRegistry {
       if (action.service !== service.id)
         throw new Error(`action ${action.action} belongs to ${action.service}`);
       const key = `${action.service}/${action.action}`;
-      const byMethod = this.#actions.get(key) ?? new Map<HttpMethod, AnyAction>();
+      let byMethod = this.#actions.get(key);
+      if (!byMethod) {
+        byMethod = new Map<HttpMethod, AnyAction>();
+        this.#actions.set(key, byMethod);
+        const segments = action.action.split('/');
+        if (segments.some(isParam)) {
+          const patterns = this.#patterns.get(service.id) ?? [];
+          patterns.push({ segments, byMethod });
+          this.#patterns.set(service.id, patterns);
+        }
+      }
       if (byMethod.has(action.method)) throw new Error(`${action.method} ${key} is registered twice`);
       byMethod.set(action.method, action);
-      this.#actions.set(key, byMethod);
     }
     return this;
   }
@@ -34,23 +52,44 @@ export class ActionRegistry {
   dialectAt(path: string): WireDialect | undefined {
     const [, v1, service, ...action] = path.split('/');
     if (v1 !== 'v1' || !service || action.length === 0) return undefined;
-    let key: string;
+    let serviceId: string;
+    let actionName: string;
     try {
-      key = `${decodeURIComponent(service)}/${action.map(decodeURIComponent).join('/')}`;
+      serviceId = decodeURIComponent(service);
+      actionName = action.map(decodeURIComponent).join('/');
     } catch {
       return undefined; // not percent-encoding: no action has that name
     }
-    for (const found of this.#actions.get(key)?.values() ?? []) if (found.dialect) return found.dialect;
+    const byMethod =
+      this.#actions.get(`${serviceId}/${actionName}`) ?? this.#match(serviceId, actionName)?.byMethod;
+    for (const found of byMethod?.values() ?? []) if (found.dialect) return found.dialect;
     return undefined;
   }
 
+  /** The action a path names: by its exact name, else by a name with `:param` segments. */
   resolve(method: string, serviceId: string, actionName: string): Resolution {
     const service = this.#services.get(serviceId);
     if (!service) return { kind: 'not_found', what: 'service' };
-    const byMethod = this.#actions.get(`${serviceId}/${actionName}`);
-    if (!byMethod) return { kind: 'not_found', what: 'action' };
-    const action = byMethod.get((method === 'HEAD' ? 'GET' : method) as HttpMethod);
-    if (!action) return { kind: 'method_not_allowed', allowed: [...byMethod.keys()] };
-    return { kind: 'found', action, service };
+    const exact = this.#actions.get(`${serviceId}/${actionName}`);
+    const matched = exact ? { byMethod: exact, params: {} } : this.#match(serviceId, actionName);
+    if (!matched) return { kind: 'not_found', what: 'action' };
+    const action = matched.byMethod.get((method === 'HEAD' ? 'GET' : method) as HttpMethod);
+    if (!action) return { kind: 'method_not_allowed', allowed: [...matched.byMethod.keys()] };
+    return { kind: 'found', action, service, params: matched.params };
+  }
+
+  #match(serviceId: string, actionName: string) {
+    const given = actionName.split('/');
+    for (const { segments, byMethod } of this.#patterns.get(serviceId) ?? []) {
+      if (segments.length !== given.length) continue;
+      const params = new Map<string, string>();
+      const fits = segments.every((segment, i) => {
+        if (!isParam(segment)) return segment === given[i];
+        params.set(segment.slice(1), given[i]!);
+        return given[i] !== '';
+      });
+      if (fits) return { byMethod, params: Object.fromEntries(params) };
+    }
+    return undefined;
   }
 }

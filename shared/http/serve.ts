@@ -30,6 +30,8 @@ export async function serve(
   req: Request,
   res: Response,
   policy: ServePolicy = {},
+  /** The path's params when the router did not set them (a registry action named with `:params`). */
+  pathParams: Record<string, unknown> = { ...req.params },
 ): Promise<void> {
   authorize(endpoint.identities ?? policy.identities ?? ['user'], req.identity);
   // The body is read only once the caller is known to be allowed, and up to this endpoint's limit;
@@ -39,7 +41,7 @@ export async function serve(
     policy.largeBodies?.hold(req, res, limit);
     await readJsonBody(req, res, limit);
   }
-  const params = endpoint.params ? parseWith(endpoint.params, { ...req.params }, 'path') : {};
+  const params = endpoint.params ? parseWith(endpoint.params, pathParams, 'path') : {};
   const input = parseInput(endpoint, req);
   checkStudio(input, req.identity);
 

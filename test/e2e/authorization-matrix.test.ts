@@ -62,6 +62,9 @@ const MATRIX: readonly Row[] = [
   // Anthropic's Messages API: its errors in Anthropic's shape (ANTHROPIC_SHAPED)
   ['POST /v1/ai/anthropic/v1/messages', 401,  200,  200,   403,    401,     403],
   ['POST /v1/ai/anthropic/v1/messages/count_tokens', 401, 200, 200, 403, 401,  403],
+  ['POST /v1/ai/responses',            401,   200,  200,   403,    401,     403],
+  // a response of studio A: another studio's token is told it does not exist
+  ['GET /v1/ai/responses/:id',         401,   200,  404,   403,    401,     200],
   ['POST /v1/ai/image',                401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/tts',                  401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/asr',                  401,   200,  200,   403,    401,     403],
@@ -110,6 +113,8 @@ interface Fixture {
   credential: Record<Who, string | undefined>;
   /** A completed video job of studio A. */
   jobOfA: string;
+  /** A stored response of studio A. */
+  responseOfA: string;
 }
 
 /** The studio a call is about: for users their own (or, for "other", studio A); for admin and guest a fresh one. */
@@ -255,6 +260,11 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
     path: '/v1/ai/anthropic/v1/messages/count_tokens',
     body: { model: 'dev/echo', messages: [{ role: 'user', content: 'hi' }] },
   }),
+  'POST /v1/ai/responses': async () => ({
+    path: '/v1/ai/responses',
+    body: { model: 'dev/echo', input: 'hi' },
+  }),
+  'GET /v1/ai/responses/:id': async (fx) => ({ path: `/v1/ai/responses/${fx.responseOfA}` }),
   'POST /v1/ai/image': async () => ({ path: '/v1/ai/image', body: { model: 'dev/image', prompt: 'a cat' } }),
   'POST /v1/ai/tts': async () => ({ path: '/v1/ai/tts', body: { model: 'dev/tts', input: 'hi' } }),
   'POST /v1/ai/asr': async () => ({
@@ -384,6 +394,11 @@ beforeAll(async () => {
     body: { model: 'dev/video', prompt: 'x' },
   });
   fx.jobOfA = video.json.job.id;
+  const response = await gw.api('POST', '/v1/ai/responses', {
+    token: user.user_token,
+    body: { model: 'dev/echo', input: 'x' },
+  });
+  fx.responseOfA = response.json.id;
   for (let i = 0; i < 200; i++) {
     const job = await gw.api('GET', `/v1/ai/jobs/get?id=${fx.jobOfA}`, { token: user.user_token });
     if (job.json.job.status === 'completed') break;
@@ -414,14 +429,16 @@ for (const [route, ...statuses] of MATRIX) {
         const [method, path] = route.split(' ') as [string, string];
         expect(fx.credential[who] === undefined).toBe(who === 'guest');
         const request = await REQUESTS[route]!(fx, who);
-        expect(request.path.split('?')[0]).toBe(path);
+        // `:id` in a route stands for the id its request names.
+        expect(request.path.split('?')[0]).toMatch(new RegExp(`^${path.replace(/:[a-z]+/g, '[^/]+')}$`));
         const res = await fx.gw.api(method, request.path, { token: fx.credential[who], body: request.body });
         if (status < 300) {
           expect(res.status, res.text).toBe(status);
           expect(res.headers.get('content-type'), res.text).toMatch(
             /^(application\/json|text\/event-stream|image\/|text\/html)/,
           );
-          expect(res.json?.error).toBeUndefined();
+          // (a Responses API object says `error: null`)
+          expect(res.json?.error ?? undefined).toBeUndefined();
         } else {
           const byStatus = status === 401 ? 'unauthenticated' : status === 404 ? 'not_found' : 'forbidden';
           const code = CODES[route]?.[who] ?? (who === 'paused' ? 'studio_paused' : byStatus);

@@ -53,6 +53,20 @@ const ROUTES: Route[] = [
     body: (model) => ({ model, messages: [{ role: 'user', content: 'hello' }], stream: true }),
   },
   {
+    name: 'responses',
+    path: '/v1/ai/responses',
+    dev: 'dev/echo',
+    other: 'openai/gpt-4o-mini',
+    body: (model) => ({ model, input: 'hello' }),
+  },
+  {
+    name: 'responses, streamed',
+    path: '/v1/ai/responses',
+    dev: 'dev/echo',
+    other: 'openai/gpt-4o-mini',
+    body: (model) => ({ model, input: 'hello', stream: true }),
+  },
+  {
     name: 'image',
     path: '/v1/ai/image',
     dev: 'dev/image',

@@ -171,8 +171,111 @@ export function openAiStream(chunks: unknown[], hold?: { after: number; wait: Pr
   };
 }
 
-/** OpenAI's chat completions: "Echo: <last user text>", as JSON or streamed word by word. */
+// OpenAI's Responses API
+
+/** The text of the last user message of a Responses `input` (a string, or items). */
+const lastUserInput = (input: Json): string => {
+  if (typeof input === 'string') return input;
+  const message = [...(input ?? [])].reverse().find((item: Json) => item.role === 'user');
+  if (!message) return '';
+  if (typeof message.content === 'string') return message.content;
+  return (message.content ?? []).map((part: Json) => part.text ?? '').join('');
+};
+
+export const openAiResponsesWire = {
+  message(text: string, id = 'msg_upstream') {
+    return {
+      type: 'message',
+      id,
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+    };
+  },
+  usage(input_tokens: number, output_tokens: number) {
+    return {
+      input_tokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: input_tokens + output_tokens,
+    };
+  },
+  response(output: unknown[], options: { model?: string; usage?: unknown; status?: string } = {}) {
+    return {
+      id: 'resp_upstream',
+      object: 'response',
+      created_at: 1_700_000_000,
+      status: options.status ?? 'completed',
+      error: null,
+      incomplete_details: null,
+      instructions: null,
+      max_output_tokens: null,
+      model: options.model ?? 'gpt-4.1-mini',
+      output,
+      parallel_tool_calls: true,
+      previous_response_id: null,
+      store: true,
+      usage: options.usage ?? openAiResponsesWire.usage(7, 3),
+    };
+  },
+  /** The events of a streamed response of one message, its text in `words`. */
+  events(words: string[], options: { model?: string; usage?: unknown } = {}) {
+    const text = words.join('');
+    const item = openAiResponsesWire.message(text);
+    const inProgress = { ...openAiResponsesWire.response([], options), status: 'in_progress', usage: null };
+    const at = { item_id: item.id, output_index: 0, content_index: 0 };
+    const part = { type: 'output_text', text: '', annotations: [], logprobs: [] };
+    return [
+      { type: 'response.created', response: inProgress },
+      { type: 'response.in_progress', response: inProgress },
+      {
+        type: 'response.output_item.added',
+        output_index: 0,
+        item: { ...item, status: 'in_progress', content: [] },
+      },
+      { type: 'response.content_part.added', ...at, part },
+      ...words.map((delta) => ({ type: 'response.output_text.delta', ...at, delta, logprobs: [] })),
+      { type: 'response.output_text.done', ...at, text, logprobs: [] },
+      { type: 'response.content_part.done', ...at, part: { ...part, text } },
+      { type: 'response.output_item.done', output_index: 0, item },
+      { type: 'response.completed', response: openAiResponsesWire.response([item], options) },
+    ].map((event, sequence_number) => ({ ...event, sequence_number }));
+  },
+};
+
+/** Streams Responses events, each named by its type; waits on `hold` (if any) after the event at `hold.after`. */
+export function openAiResponsesStream(
+  events: { type: string }[],
+  hold?: { after: number; wait: Promise<void> },
+): MockHandler {
+  return async (_req, res) => {
+    const out = sse(res);
+    for (const [i, event] of events.entries()) {
+      out.send(event, event.type);
+      if (hold && i === hold.after) await hold.wait;
+    }
+    out.end();
+  };
+}
+
+/** OpenAI's Responses API: "Echo: <last user text>", as JSON or streamed word by word. */
+const openAiResponsesDefault: MockHandler = (req, res) => {
+  const body = JSON.parse(req.body.toString());
+  const said = lastUserInput(body.input);
+  const text = `Echo: ${said}`;
+  const options = {
+    model: body.model,
+    usage: openAiResponsesWire.usage(words(said).length, words(text).length),
+  };
+  if (!body.stream)
+    return sendJson(res, 200, openAiResponsesWire.response([openAiResponsesWire.message(text)], options));
+  return openAiResponsesStream(openAiResponsesWire.events(words(text), options))(req, res);
+};
+
+/** OpenAI: chat completions and the Responses API, "Echo: <last user text>", as JSON or streamed word by word. */
 export const openAiDefault: MockHandler = (req, res) => {
+  if (req.method === 'POST' && req.path.endsWith('/responses')) return openAiResponsesDefault(req, res);
   if (req.method !== 'POST' || !req.path.endsWith('/chat/completions'))
     return sendJson(res, 404, openAiWire.error(`Invalid URL (${req.method} ${req.path})`));
   const body = JSON.parse(req.body.toString());

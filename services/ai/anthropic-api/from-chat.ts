@@ -153,19 +153,14 @@ export async function* eventsFromChat(
   const events = chatToEvents(model);
   let text = '';
   let finishReason: string | null = null;
-  let inputTokens: number | undefined;
-  let outputTokens: number | undefined;
+  let reported: Tokens | undefined;
   for await (const chunk of chunks) {
     const reading = readChatChunk(chunk);
-    text += reading.text ?? '';
+    text += reading.text;
     finishReason = reading.finishReason ?? finishReason;
-    inputTokens = reading.inputTokens ?? inputTokens;
-    outputTokens = reading.outputTokens ?? outputTokens;
+    reported = reading.usage ?? reported;
     yield* events.push(chunk);
   }
-  const usage = {
-    input_tokens: inputTokens ?? estimateTokens(prompt),
-    output_tokens: outputTokens ?? estimateTokens(text),
-  };
+  const usage = reported ?? { input_tokens: estimateTokens(prompt), output_tokens: estimateTokens(text) };
   yield* events.end(usage, finishReason);
 }

@@ -1,7 +1,7 @@
 import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
 import { messagesCacheRequest } from '../cache/normalize.ts';
-import { relayStream, type StreamReading } from '../chat/relay.ts';
+import { type ChunkReading, relayStream } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
 import { textOf } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
@@ -171,24 +171,27 @@ interface NativeEventData {
  * cut-off weighs.
  */
 function nativeReader() {
-  let inputTokens = 0;
-  return ({ event, data }: MessagesEvent): StreamReading => {
-    const { message, delta, usage } = data as NativeEventData;
+  const usage = { input_tokens: 0, output_tokens: 0 };
+  return ({ event, data }: MessagesEvent): ChunkReading => {
+    const { message, delta, usage: reported } = data as NativeEventData;
     switch (event) {
       case 'message_start':
-        inputTokens = promptTokens(message?.usage);
-        return { inputTokens, outputTokens: message?.usage?.output_tokens ?? 0 };
+        usage.input_tokens = promptTokens(message?.usage);
+        usage.output_tokens = message?.usage?.output_tokens ?? 0;
+        return { text: '', usage: { ...usage } };
       case 'content_block_delta':
         return { text: delta?.text ?? delta?.thinking ?? delta?.partial_json ?? '' };
       case 'message_delta':
-        if (usage?.input_tokens != null) inputTokens = Math.max(inputTokens, promptTokens(usage));
+        if (reported?.input_tokens != null)
+          usage.input_tokens = Math.max(usage.input_tokens, promptTokens(reported));
+        usage.output_tokens = reported?.output_tokens ?? usage.output_tokens;
         return {
-          inputTokens,
-          ...(usage?.output_tokens == null ? {} : { outputTokens: usage.output_tokens }),
+          text: '',
+          usage: { ...usage },
           ...(delta?.stop_reason ? { finishReason: delta.stop_reason } : {}),
         };
       default:
-        return {};
+        return { text: '' };
     }
   };
 }

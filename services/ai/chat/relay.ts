@@ -5,7 +5,7 @@ import { estimateTokens, type Generation } from '../generation.ts';
 import { writeWithBackpressure } from './stream-out.ts';
 import type { ChatChunk } from './wire.ts';
 
-/** What a relayed stream came to, once its last item arrived. */
+/** What a relayed stream came to, once its last chunk arrived. */
 export interface RelayedStream {
   /** As the upstream reported it, or estimated from the prompt and the text streamed. */
   usage: { input_tokens: number; output_tokens: number };
@@ -13,33 +13,26 @@ export interface RelayedStream {
   finishReason: string | null;
 }
 
-/** What one item of an upstream stream tells of the answer. */
-export interface StreamReading {
-  /** Output it adds: what the budget's cut-off weighs, and the estimate when no usage is reported. */
-  text?: string;
-  finishReason?: string;
-  /** Usage as reported so far: a later report of a count replaces an earlier one. */
-  inputTokens?: number;
-  outputTokens?: number;
-}
-
 /** How one route writes a relayed stream: its frames, its ending and its error frame. */
-export interface SseRelay<Item = ChatChunk> {
+export interface SseRelay<Chunk = ChatChunk> {
   /** The prompt's text, to estimate input tokens when the upstream reports none. */
   promptText: () => string;
-  /** The frames one upstream item becomes, written in order at the client's pace. */
-  frames: (item: Item) => string[];
-  /** After the last item: records the usage and writes the closing frame. */
+  /** The frames one upstream chunk becomes, written in order at the client's pace. */
+  frames: (chunk: Chunk) => string[];
+  /** After the last chunk: records the usage and writes the closing frame. */
   finish: (stream: RelayedStream) => void | Promise<void>;
   /** The frame carrying the error when the stream breaks off (`body` is the one envelope). */
   errorFrame: (body: { error: Record<string, unknown> }, error: ApiError) => string;
 }
 
-/**
- * Relays upstream chunks to the client as server-sent events and ends the response. A stream that
- * breaks off is recorded as failed (cancelled when the client went away); a client still there gets
- * the error envelope as the last frame.
- */
+/** What one upstream chunk tells the relay: the output text it adds, and usage or finish if it says. */
+export interface ChunkReading {
+  text: string;
+  usage?: { input_tokens: number; output_tokens: number };
+  finishReason?: string;
+}
+
+/** Relays chat-completion chunks (see `relayStream`). */
 export function relayChunks(
   ctx: ActionContext,
   generation: Generation,
@@ -50,55 +43,54 @@ export function relayChunks(
 }
 
 /** What a chat chunk tells: its text, its finish reason, the usage it reports. */
-export function readChatChunk(chunk: ChatChunk): StreamReading {
+export function readChatChunk(chunk: ChatChunk): ChunkReading {
   let text = '';
   let finishReason: string | undefined;
   for (const choice of chunk.choices) {
     finishReason = choice.finish_reason ?? finishReason;
     text += choice.delta.content ?? '';
   }
-  return {
-    text,
-    ...(finishReason === undefined ? {} : { finishReason }),
-    ...(chunk.usage
-      ? { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens }
-      : {}),
-  };
+  const usage = chunk.usage
+    ? { input_tokens: chunk.usage.prompt_tokens, output_tokens: chunk.usage.completion_tokens }
+    : undefined;
+  return { text, ...(usage ? { usage } : {}), ...(finishReason ? { finishReason } : {}) };
 }
 
-/** `relayChunks` for a stream of any kind of item, `read` saying what each one tells. */
-export async function relayStream<Item>(
+/**
+ * Relays upstream chunks of any wire format (`read` says what each one carries) to the client as
+ * server-sent events and ends the response. A stream that breaks off is recorded as failed
+ * (cancelled when the client went away); a client still there gets the error envelope as the last
+ * frame.
+ */
+export async function relayStream<Chunk>(
   ctx: ActionContext,
   generation: Generation,
-  items: AsyncIterable<Item>,
-  read: (item: Item) => StreamReading,
-  relay: SseRelay<Item>,
+  chunks: AsyncIterable<Chunk>,
+  read: (chunk: Chunk) => ChunkReading,
+  relay: SseRelay<Chunk>,
 ): Promise<undefined> {
   openSse(ctx.res);
   let text = '';
   let finishReason: string | null = null;
-  let inputTokens: number | undefined;
-  let outputTokens: number | undefined;
+  let reported: ChunkReading['usage'];
   const used = () => ({
-    input_tokens: inputTokens ?? estimateTokens(relay.promptText()),
-    output_tokens: outputTokens ?? estimateTokens(text),
+    input_tokens: reported?.input_tokens ?? estimateTokens(relay.promptText()),
+    output_tokens: reported?.output_tokens ?? estimateTokens(text),
   });
   try {
-    for await (const item of items) {
-      const reading = read(item);
-      inputTokens = reading.inputTokens ?? inputTokens;
-      outputTokens = reading.outputTokens ?? outputTokens;
+    for await (const chunk of chunks) {
+      const reading = read(chunk);
+      if (reading.usage) reported = reading.usage;
       finishReason = reading.finishReason ?? finishReason;
-      const added = reading.text ?? '';
       // An upstream that does not keep to the cap it was sent is cut off before the budget is passed.
-      if (!generation.allowsOutput(estimateTokens(text + added))) {
+      if (!generation.allowsOutput(estimateTokens(text + reading.text))) {
         throw new ApiError(
           'budget_exceeded',
           'the stream was cut off: its budget cannot pay for more output',
         );
       }
-      text += added;
-      for (const frame of relay.frames(item)) await writeWithBackpressure(ctx.res, frame);
+      text += reading.text;
+      for (const frame of relay.frames(chunk)) await writeWithBackpressure(ctx.res, frame);
     }
     await relay.finish({ usage: used(), text, finishReason });
   } catch (error) {

@@ -3,6 +3,7 @@ import type { ChatRequest } from '../chat/wire.ts';
 import { type UpstreamClient, upstreamMessage } from '../upstream.ts';
 import { multipart, readBytes, readJson } from './body.ts';
 import { openAiEmbeddings } from './openai-embeddings.ts';
+import { openAiResponses } from './openai-responses.ts';
 import { openAiApi, openAiChat, trimSlashes } from './openai-wire.ts';
 import type { CallContext, Modality, ModelDefinition, Provider, VideoProgress } from './types.ts';
 
@@ -128,6 +129,7 @@ export function openAiProvider(upstream: UpstreamClient): Provider {
     ...openAiChat(api, adapt),
     // Always base64 upstream, as OpenAI's own clients ask: a quarter of the bytes of JSON numbers.
     ...openAiEmbeddings(api, () => 'base64'),
+    ...openAiResponses(api),
 
     async image(m, request, ctx) {
       const response = await api.send(ctx, '/images/generations', {

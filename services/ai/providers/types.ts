@@ -1,6 +1,7 @@
 import type { EnvRequirement } from '../../../shared/http/action.ts';
 import type { MessagesCall, MessagesEvent, MessagesResponse } from '../anthropic-api/wire.ts';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat/wire.ts';
+import type { ResponseObject, ResponseStreamEvent } from '../responses/wire.ts';
 
 /** What a model can be called for. `chat` is the OpenAI-compatible chat-completions mode. */
 export const MODALITIES = ['text', 'stream', 'chat', 'image', 'video', 'tts', 'asr', 'embed'] as const;
@@ -145,4 +146,17 @@ export interface Provider {
   /** Starts a video generation; `pollVideo` follows it until it completes or fails. */
   startVideo?(model: ModelDefinition, request: VideoRequest, ctx: CallContext): Promise<VideoProgress>;
   pollVideo?(model: ModelDefinition, upstreamId: string, ctx: CallContext): Promise<VideoProgress>;
+  // OpenAI's Responses API, where the upstream speaks it; other providers answer it through `chat`.
+  /** `body` is a whole Responses request (the conversation in `input`); the provider sets `model`. */
+  responses?(
+    model: ModelDefinition,
+    body: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<ResponseObject>;
+  /** Resolves once the upstream has accepted the request, then yields its events as they arrive. */
+  responsesStream?(
+    model: ModelDefinition,
+    body: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<AsyncIterable<ResponseStreamEvent>>;
 }

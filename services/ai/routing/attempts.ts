@@ -2,7 +2,7 @@ import type { RouteRecord } from '../../../projections/routes.ts';
 import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
 import type { CacheableRequest } from '../cache/normalize.ts';
-import type { CacheTicket } from '../cache/ticket.ts';
+import { CacheTicket } from '../cache/ticket.ts';
 import { callContext } from '../call-context.ts';
 import type { CatalogEntry } from '../catalog.ts';
 import type { AiDeps } from '../deps.ts';
@@ -17,8 +17,8 @@ export interface Asked {
   model: string;
   modality: Modality;
   ask: GenerationAsk;
-  /** The request as the response cache knows it (keyed by the id asked for). */
-  cacheable: CacheableRequest;
+  /** The request as the response cache knows it (keyed by the id asked for); absent: never cached. */
+  cacheable?: CacheableRequest;
 }
 
 /** One try of a model: what the action's `open` gets. */
@@ -64,7 +64,7 @@ export async function generate<T>(
   const route = deps.routes.get(asked.model);
   if (route !== undefined) return routed(deps, ctx, route, asked, open);
   const target = deps.catalog.resolve(asked.model, asked.modality);
-  const cache = await deps.cache.lookup(ctx, asked.cacheable);
+  const cache = await lookUp(deps, ctx, asked);
   const generation = await Generation.start(deps, ctx, target.model, asked.modality, asked.ask, cache);
   untilResponseEnds(ctx, deps.routes.inFlight.add(target.model.id));
   const call = callContext(deps.env, ctx);
@@ -73,6 +73,10 @@ export async function generate<T>(
   );
   return { target, generation, cache, result };
 }
+
+/** The cache's answer for a request it may serve; a request it never serves bypasses it. */
+const lookUp = (deps: Deps, ctx: ActionContext, asked: Asked): Promise<CacheTicket> =>
+  asked.cacheable ? deps.cache.lookup(ctx, asked.cacheable) : Promise.resolve(new CacheTicket('bypass'));
 
 async function routed<T>(
   deps: Deps,
@@ -83,7 +87,7 @@ async function routed<T>(
 ): Promise<Answered<T>> {
   const { modality, ask } = asked;
   const plan = deps.routes.plan(route, modality);
-  const cache = await deps.cache.lookup(ctx, asked.cacheable);
+  const cache = await lookUp(deps, ctx, asked);
   const first = plan[0]!.entry.model;
   const generation = await Generation.start(deps, ctx, first, modality, ask, cache, route.id);
   for (const [index, target] of plan.entries()) {

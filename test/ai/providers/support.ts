@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { builtinAiProviders } from '../../../services/ai/providers/index.ts';
 import { UpstreamClient, type UpstreamOptions } from '../../../services/ai/upstream.ts';
 import { type ApiResponse, startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import type { Json } from '../../support/mock-ai-upstreams.ts';
+import { type Json, openAiMock, type WireMock } from '../../support/mock-ai-upstreams.ts';
 
 /** Fast upstream options for tests: small backoff, short timeouts (undici checks them every ~0.5 s). */
 export const FAST_UPSTREAM: UpstreamOptions = {
@@ -134,6 +134,14 @@ export class SseEvents {
     for (let e = await this.next(); e; e = await this.next()) all.push(e);
     return all;
   }
+}
+
+/** The gateway with OpenAI's base URL at an OpenAI mock, and its key set. */
+export async function startOpenAiGateway(key: string): Promise<{ mock: WireMock; pg: ProviderGateway }> {
+  const mock = await openAiMock();
+  const pg = await startProviderGateway({ processEnv: { OPENAI_BASE_URL: `${mock.url}/v1/` } });
+  await pg.setEnv('OPENAI_API_KEY', key);
+  return { mock, pg };
 }
 
 /** Polls `jobs/get` until the job satisfies `done` (2 s at most). */
