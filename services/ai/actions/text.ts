@@ -38,6 +38,14 @@ function toChat(input: TextInput, upstreamModel: string, maxTokens: number | und
   };
 }
 
+/** What a text request asks of `generate`: its model (or route), budgets' weights, its cache key. */
+const askedOf = (input: TextInput, modality: 'text' | 'stream') => ({
+  model: input.model,
+  modality,
+  ask: askOf(input),
+  cacheable: textCacheRequest(modality, input.model, input),
+});
+
 /** The message `text` answers with, in the parts of a session message: `{id, role: 'assistant', parts: [{type: 'text', text}]}`. */
 const message = (text: string) => ({
   id: `msg_${randomUUID()}`,
@@ -53,17 +61,16 @@ export function textAction(deps: AiDeps) {
     summary: 'Generate text',
     input: TextInput,
     handler: async (input, ctx) => {
-      const asked = {
-        model: input.model,
-        modality: 'text' as const,
-        ask: askOf(input),
-        cacheable: textCacheRequest('text', input.model, input),
-      };
-      const answered = await generate(deps, ctx, asked, ({ target, generation, cache, call }) => {
-        const { provider, model } = target;
-        const request = toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens);
-        return cache.completion(() => provider.chat!(model, request, call));
-      });
+      const answered = await generate(
+        deps,
+        ctx,
+        askedOf(input, 'text'),
+        ({ target, generation, cache, call }) => {
+          const { provider, model } = target;
+          const request = toChat(input, model.upstreamModel, generation.outputCap ?? input.max_tokens);
+          return cache.completion(() => provider.chat!(model, request, call));
+        },
+      );
       const { generation, cache, result: completion } = answered;
       const { model } = answered.target;
       const choice = completion.choices[0];
@@ -92,13 +99,7 @@ export function streamAction(deps: AiDeps) {
     summary: 'Generate text as server-sent events',
     input: TextInput,
     handler: async (input, ctx) => {
-      const asked = {
-        model: input.model,
-        modality: 'stream' as const,
-        ask: askOf(input),
-        cacheable: textCacheRequest('stream', input.model, input),
-      };
-      const answered = await generate(deps, ctx, asked, async (attempt) => {
+      const answered = await generate(deps, ctx, askedOf(input, 'stream'), async (attempt) => {
         const { provider, model } = attempt.target;
         const request = {
           ...toChat(input, model.upstreamModel, attempt.generation.outputCap ?? input.max_tokens),
