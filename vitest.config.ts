@@ -8,5 +8,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // PGlite and PostgreSQL suites are heavy; two workers match this 2-core machine.
     maxWorkers: 2,
+    // The browser tests drive the consoles as built from their current sources; the CLI tests run
+    // the server as compiled ahead of time from them.
+    globalSetup: ['test/console/support/build.ts', 'test/support/build-server.ts'],
   },
 });

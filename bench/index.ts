@@ -7,9 +7,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 const SECTIONS = [
+  ['store, projections and startup: the aims', 'bench/store-aims.ts'],
   ['event store and projections', 'bench/event-store.ts'],
   ['gateway overhead on chat completions', 'bench/gateway/index.ts'],
   ['gateway soak: RSS over ten minutes', 'bench/gateway/soak.ts'],
+  ['what metrics cost per request', 'bench/metrics-hooks.ts'],
   ['SSE fan-out', 'bench/sse/index.ts'],
   ['scale-out on PostgreSQL', 'bench/scale/index.ts'],
   ['Kafka forwarder', 'bench/forwarder/index.ts'],

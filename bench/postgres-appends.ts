@@ -2,17 +2,17 @@
  * `node --import tsx bench/postgres-appends.ts`: where the time of a PostgreSQL append goes.
  * A diagnosis aid beside `npm run bench`, not part of it. On one fresh database it runs the append
  * measurement of bench/event-store.ts, interleaved, against:
- *   - the adapter exactly as `openStore` builds it;
- *   - the same SqlEventStore without `pg_notify` in the append transaction;
- *   - the same SqlEventStore with `synchronous_commit=off` for its sessions (no fsync wait);
- *   - a sketch (NOT the adapter) doing the same work in one round trip: a PL/pgSQL function created
- *     in the bench database that locks the stream row, checks the expected revision, inserts the
- *     events with the same position formula and notifies. It shows what fewer round trips buy.
+ *   - the adapter exactly as `openStore` builds it (group commit: appends submitted in one turn of
+ *     the event loop share one transaction, up to 2 such batches at once);
+ *   - the adapter as it was before group commit: one transaction (one `studio_append` call) per append;
+ *   - group commit with 1, 4 and 8 batches in flight;
+ *   - group commit with `synchronous_commit=off` for its sessions (no fsync wait).
  * Beside events/s it prints CPU per append: this Node process (process.cpuUsage) and the database
  * backends serving it (/proc/<pid>/stat, so only when the server runs on this machine).
  *
  * Environment: DATABASE_URL (as bench/event-store.ts), BENCH_REPS (default 3), BENCH_APPEND_MS (default 3,000).
  */
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { postgresDriver } from '../shared/event-store/postgres.ts';
@@ -38,7 +38,7 @@ interface Variant {
 function sqlStoreVariant(
   name: string,
   url: string,
-  options: { notify: boolean; syncCommit: boolean },
+  options: { notify: boolean; syncCommit: boolean; batchesInFlight?: number },
 ): Variant {
   const pool = new pg.Pool({
     connectionString: url,
@@ -46,42 +46,18 @@ function sqlStoreVariant(
     ...(options.syncCommit ? {} : { options: '-c synchronous_commit=off' }),
   });
   pool.on('error', () => undefined);
-  const store = new SqlEventStore('postgres', postgresDriver(pool), { notifyOnCommit: options.notify });
+  const store = new SqlEventStore('postgres', postgresDriver(pool), {
+    notifyOnCommit: options.notify,
+    ...(options.batchesInFlight ? { batchesInFlight: options.batchesInFlight } : {}),
+  });
   return { name, store, pool, close: () => store.close() };
 }
 
-const SKETCH_FUNCTION = `
-CREATE OR REPLACE FUNCTION bench_append(p_stream text, p_expected bigint, p_types text[], p_data text[], p_metadata text, p_notify boolean)
-RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-  actual bigint;
-  n int := cardinality(p_types);
-  last bigint;
-BEGIN
-  SELECT revision INTO actual FROM streams WHERE stream_id = p_stream FOR UPDATE;
-  IF NOT FOUND THEN actual := -1; END IF;
-  IF p_expected IS NOT NULL AND p_expected <> actual THEN
-    RAISE EXCEPTION 'wrong expected revision %', actual USING ERRCODE = 'SB001';
-  END IF;
-  IF actual = -1 THEN
-    INSERT INTO streams (stream_id, revision) VALUES (p_stream, actual + n);
-  ELSE
-    UPDATE streams SET revision = actual + n WHERE stream_id = p_stream;
-  END IF;
-  WITH inserted AS (
-    INSERT INTO events (position, stream_id, revision, event_id, type, data, metadata)
-    SELECT (pg_current_xact_id()::text::bigint << 16) + x.i - 1, p_stream, actual + x.i, gen_random_uuid(),
-           x.t, x.d::jsonb, p_metadata::jsonb
-    FROM unnest(p_types, p_data) WITH ORDINALITY AS x(t, d, i)
-    RETURNING position
-  )
-  SELECT max(position) INTO last FROM inserted;
-  IF p_notify THEN PERFORM pg_notify('studio_events', p_stream); END IF;
-  RETURN last;
-END $$;`;
-
-/** One round trip per append (an implicit transaction around one function call). */
-function sketchVariant(url: string, notify: boolean): Variant {
+/**
+ * The adapter as it was before group commit: every append its own transaction, one call of
+ * `studio_append` (infra/sql/002_append_function.sql, still installed), with pg_notify.
+ */
+function oneTransactionPerAppend(url: string): Variant {
   const pool = new pg.Pool({ connectionString: url, max: 20 });
   pool.on('error', () => undefined);
   const store: Appender = {
@@ -91,32 +67,26 @@ function sketchVariant(url: string, notify: boolean): Variant {
       options: AppendOptions,
     ): Promise<AppendResult> {
       const expected = options.expected ?? 'any';
-      const numeric = expected === 'no_stream' ? -1 : typeof expected === 'number' ? expected : null;
-      if (expected === 'stream_exists') throw new Error('not in the sketch');
-      try {
-        const { rows } = await pool.query<{ position: string }>({
-          name: 'bench_append',
-          text: 'SELECT bench_append($1, $2, $3, $4, $5, $6) AS position',
-          values: [
-            streamId,
-            numeric,
-            events.map((e) => e.type),
-            events.map((e) => JSON.stringify(e.data ?? null)),
-            JSON.stringify(options.metadata),
-            notify,
-          ],
-        });
-        const before = numeric ?? -1;
-        return { nextExpectedRevision: before + events.length, position: Number(rows[0]!.position) };
-      } catch (error) {
-        if ((error as { code?: string }).code === 'SB001')
-          throw new WrongExpectedRevision(streamId, expected, -2);
-        throw error;
-      }
+      const { rows } = await pool.query<{ outcome: string; revision: string; pos: string }>(
+        'SELECT outcome, revision, pos FROM studio_append($1, $2, $3::uuid[], $4::text[], $5::text[], $6, $7)',
+        [
+          streamId,
+          String(expected),
+          events.map((e) => e.id ?? randomUUID()),
+          events.map((e) => e.type),
+          events.map((e) => JSON.stringify(e.data ?? null)),
+          JSON.stringify(options.metadata),
+          true,
+        ],
+      );
+      const row = rows[0]!;
+      if (row.outcome === 'wrong_expected')
+        throw new WrongExpectedRevision(streamId, expected, Number(row.revision));
+      return { nextExpectedRevision: Number(row.revision), position: Number(row.pos) };
     },
   };
   return {
-    name: `sketch: one round trip (PL/pgSQL function, ${notify ? 'pg_notify' : 'no pg_notify'})`,
+    name: 'before: one transaction per append (studio_append, pg_notify)',
     store,
     pool,
     close: () => pool.end(),
@@ -169,26 +139,27 @@ async function main(): Promise<void> {
     if (!dbName) throw new Error('could not tell the bench database name');
     const url = new URL(baseDatabaseUrl());
     url.pathname = `/${dbName}`;
-    const sketchPool = new pg.Pool({ connectionString: url.toString(), max: 1 });
-    await sketchPool.query(SKETCH_FUNCTION);
-    await sketchPool.end();
-
     variants.push({
-      name: 'adapter as is (pg_notify, synchronous_commit=on)',
+      name: 'adapter as is (group commit, 2 batches in flight, pg_notify, synchronous_commit=on)',
       store: target.store.events,
       close: async () => undefined,
     });
+    variants.push(oneTransactionPerAppend(url.toString()));
+    for (const batchesInFlight of [1, 4, 8]) {
+      variants.push(
+        sqlStoreVariant(`group commit, ${batchesInFlight} batches in flight`, url.toString(), {
+          notify: true,
+          syncCommit: true,
+          batchesInFlight,
+        }),
+      );
+    }
     variants.push(
-      sqlStoreVariant('SqlEventStore without pg_notify', url.toString(), { notify: false, syncCommit: true }),
-    );
-    variants.push(
-      sqlStoreVariant('SqlEventStore, synchronous_commit=off', url.toString(), {
+      sqlStoreVariant('group commit, synchronous_commit=off', url.toString(), {
         notify: true,
         syncCommit: false,
       }),
     );
-    variants.push(sketchVariant(url.toString(), true));
-    variants.push(sketchVariant(url.toString(), false));
 
     const results = new Map<string, { one: Sample[]; many: Sample[] }>(
       variants.map((v) => [v.name, { one: [], many: [] }]),

@@ -3,10 +3,13 @@ import { config as loadDotenv } from 'dotenv';
 import { ConfigError, loadConfig, type StudioConfig } from '../shared/config.ts';
 import { DataDirInUse } from '../shared/data-dir-lock.ts';
 import { EmptyKeyFile } from '../shared/key-files.ts';
-import { verifyCommand } from './audit.ts';
-import { migrateCommand } from './migrate.ts';
-import { rebuildCommand } from './rebuild.ts';
-import { startCommand } from './start.ts';
+import type { StartChoice } from './start.ts';
+
+// Each command's module is loaded when that command runs: `studio start` does not load what
+// `db migrate`, `projections rebuild` or `audit verify` need (nor they what start needs).
+async function startCommand(config: StudioConfig, choice: StartChoice): Promise<void> {
+  await (await import('./start.ts')).startCommand(config, choice);
+}
 
 loadDotenv({ quiet: true });
 
@@ -75,7 +78,7 @@ db.command('migrate')
     'apply the SQL migrations of infra/sql that the database does not have yet (also done at every start)',
   )
   .action(async () => {
-    await migrateCommand(configWith({}));
+    await (await import('./migrate.ts')).migrateCommand(configWith({}));
   });
 
 const projections = program.command('projections').description('read models built from the log');
@@ -83,7 +86,7 @@ projections
   .command('rebuild [name]')
   .description('reset and replay one read model, or all of them, from the log (with a progress bar)')
   .action(async (name: string | undefined) => {
-    await rebuildCommand(configWith({}), name);
+    await (await import('./rebuild.ts')).rebuildCommand(configWith({}), name);
   });
 
 const audit = program.command('audit').description('the audit log: the event log and its seals');
@@ -93,7 +96,7 @@ audit
     'check the log against its seals: names the first edited, missing or unexpected event (exit code 1), counts unsealed ones',
   )
   .action(async () => {
-    await verifyCommand(configWith({}));
+    await (await import('./audit.ts')).verifyCommand(configWith({}));
   });
 
 try {

@@ -1,8 +1,6 @@
-import pg from 'pg';
 import type { StudioConfig } from '../shared/config.ts';
 import { migrate } from '../shared/event-store/migrations.ts';
 import { redactUrl } from '../shared/event-store/open.ts';
-import { postgresDriver } from '../shared/event-store/postgres.ts';
 
 /** `studio db migrate`: brings DATABASE_URL's schema up to date and says what it applied. */
 export async function migrateCommand(config: StudioConfig): Promise<void> {
@@ -11,6 +9,11 @@ export async function migrateCommand(config: StudioConfig): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  // Loaded here, not with the CLI: only this command and the PostgreSQL store need them.
+  const [{ default: pg }, { postgresDriver }] = await Promise.all([
+    import('pg'),
+    import('../shared/event-store/postgres.ts'),
+  ]);
   const driver = postgresDriver(new pg.Pool({ connectionString: config.databaseUrl, max: 1 }));
   try {
     const { applied } = await migrate(driver);

@@ -2,7 +2,8 @@ import { type RunningGateway, startGateway } from '../services/gateway/gateway.t
 import { provisionLocalToken } from '../services/runtime/provision.ts';
 import { type RunningRuntime, startRuntime } from '../services/runtime/runtime.ts';
 import { ConfigError, type StudioConfig } from '../shared/config.ts';
-import { createLogger } from '../shared/logger.ts';
+import type { DrainOutcome } from '../shared/http/drain.ts';
+import { createLogger, type Logger } from '../shared/logger.ts';
 
 export interface StartChoice {
   gateway: boolean;
@@ -25,6 +26,8 @@ export async function startCommand(config: StudioConfig, choice: StartChoice): P
       : '$ADMIN_SECRET_KEY';
     lines.push(
       `  Studio gateway   ${gateway.url}`,
+      `  Console          ${gateway.url}/console/  (sign in with the admin key)`,
+      `  API reference    ${gateway.url}/docs`,
       `  Health           ${gateway.url}/health`,
       `  Event store      ${config.eventStore} (${gateway.storeLocation})`,
       `  Admin key        ${gateway.adminKeySource}`,
@@ -55,7 +58,7 @@ export async function startCommand(config: StudioConfig, choice: StartChoice): P
       throw error;
     }
     lines.push(
-      `  Agent runtime    ${runtime.url}  (model ${config.agentModel}, via ${gatewayUrl})`,
+      `  Agent runtime    ${runtime.url}  (model ${config.agentModel}, via ${gatewayUrl}; its console at /)`,
       `  Workspace        ${config.workspace}`,
       `  Try              curl -X POST ${runtime.url}/api/execute -H 'content-type: application/json' -d '{"instructions":"hello"}'`,
     );
@@ -63,15 +66,54 @@ export async function startCommand(config: StudioConfig, choice: StartChoice): P
   lines.push('');
   process.stdout.write(`${lines.join('\n')}\n`);
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping');
-    await runtime?.close();
-    await gateway?.close();
-    process.exit(0);
-  };
+  const stop = stopOnSignals(config, logger, runtime, gateway);
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** What the close of the log may take beyond the drain deadline before the process exits anyway. */
+export const CLOSE_GRACE_MS = 10_000;
+
+/**
+ * The first signal drains (see docs/decisions.md, "Draining"): the runtime first, its turns still
+ * calling the gateway, then the gateway, within one deadline of `STUDIO_DRAIN_S`. A second signal
+ * cuts what is left. Exit code 0 when everything that had to be written was, cut or not; 1 otherwise.
+ */
+function stopOnSignals(
+  config: StudioConfig,
+  logger: Logger,
+  runtime: RunningRuntime | undefined,
+  gateway: RunningGateway | undefined,
+): (signal: string) => Promise<void> {
+  const cutNow = new AbortController();
+  let draining = false;
+  return async (signal) => {
+    if (draining) {
+      logger.warn({ signal }, 'signalled again: cutting what is left');
+      cutNow.abort();
+      return;
+    }
+    draining = true;
+    logger.info({ signal, drain_s: config.drainSeconds }, 'draining');
+    const deadline = AbortSignal.any([AbortSignal.timeout(config.drainSeconds * 1000), cutNow.signal]);
+    deadline.addEventListener('abort', () => {
+      setTimeout(() => {
+        logger.error('the log did not close in time after the drain; exiting anyway');
+        process.exit(1);
+      }, CLOSE_GRACE_MS).unref();
+    });
+    gateway?.announceDrain();
+    const outcomes: DrainOutcome[] = [];
+    try {
+      if (runtime) outcomes.push(await runtime.drain(deadline));
+      if (gateway) outcomes.push(await gateway.drain(deadline));
+    } catch (error) {
+      logger.error({ err: error }, 'stopping failed');
+      process.exit(1);
+    }
+    const finished = outcomes.every((o) => o.finished);
+    const durable = outcomes.every((o) => o.durable);
+    logger.info({ finished, durable }, 'stopped');
+    process.exit(durable ? 0 : 1);
+  };
 }

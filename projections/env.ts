@@ -4,6 +4,15 @@ import { entriesOf, mapOf } from '../shared/projections/snapshot.ts';
 
 export type EnvEntry = { key: string; updated_at: string } & StoredValue;
 
+/** A variable as `GET /v1/env/list` shows it: a sealed value masked, a process value masked too. */
+export interface EnvListItem {
+  key: string;
+  value: string;
+  secret: boolean;
+  source: 'store' | 'process';
+  updated_at: string | null;
+}
+
 /** Key → its current value as stored (secrets stay sealed here; they are opened only when used). */
 export type EnvStoreState = Map<string, EnvEntry>;
 

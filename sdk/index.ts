@@ -167,6 +167,11 @@ export class RemoteAgent {
         }
         wait = options.retryMs ?? 250;
         for await (const message of readEvents(response.body)) {
+          // The runtime is stopping: reconnect at once (through a load balancer, to another one).
+          if (message.event === 'server.going_away') {
+            wait = 0;
+            continue;
+          }
           if (message.event === 'part.delta') {
             const delta = JSON.parse(message.data) as PartDelta;
             yield { kind: 'delta', messageId: delta.messageId, partId: delta.partId, delta: delta.delta };
@@ -182,7 +187,7 @@ export class RemoteAgent {
         if (error instanceof RemoteAgentError) throw error;
       }
       await new Promise((resolve) => setTimeout(resolve, wait));
-      wait = Math.min(wait * 2, 5_000);
+      wait = Math.min(Math.max(wait * 2, options.retryMs ?? 250), 5_000);
     }
   }
 }

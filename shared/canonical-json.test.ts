@@ -1,5 +1,22 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from './canonical-json.ts';
+
+/** What canonicalJson means, written the slow way: through JSON and back, then sorted at every depth. */
+function throughJsonThenSorted(value: unknown): string {
+  const sorted = (v: unknown): string => {
+    if (Array.isArray(v)) return `[${v.map(sorted).join(',')}]`;
+    if (v !== null && typeof v === 'object') {
+      const record = v as Record<string, unknown>;
+      return `{${Object.keys(record)
+        .sort()
+        .map((key) => `${JSON.stringify(key)}:${sorted(record[key])}`)
+        .join(',')}}`;
+    }
+    return JSON.stringify(v);
+  };
+  return sorted(JSON.parse(JSON.stringify(value) ?? 'null'));
+}
 
 describe('canonicalJson', () => {
   it('sorts object keys at every depth and keeps array order', () => {
@@ -28,5 +45,36 @@ describe('canonicalJson', () => {
 
   it('sorts integer-like keys as text, not in the order JavaScript lists them', () => {
     expect(canonicalJson({ 9: 'a', 10: 'b', x: 'c' })).toBe('{"10":"b","9":"a","x":"c"}');
+  });
+
+  it('writes what a JSON round trip then sorting writes, for any value JSON can hold and more', () => {
+    const leaf = fc.oneof(
+      fc.string(),
+      fc.double(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(undefined),
+      fc.date({ noInvalidDate: true }),
+      fc.constant(Number.NaN),
+      fc.constant(() => 1),
+    );
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: 'small' }, leaf, tie('array'), tie('object')),
+      array: fc.array(tie('node'), { maxLength: 5 }),
+      object: fc.dictionary(
+        fc.oneof(fc.string(), fc.constantFrom('10', '9', '__proto__', 'toJSON')),
+        tie('node'),
+        {
+          maxKeys: 6,
+        },
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(canonicalJson(v)).toBe(throughJsonThenSorted(v));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });

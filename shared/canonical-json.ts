@@ -2,21 +2,55 @@
  * One text per JSON value, whatever order its object keys were written or stored in: keys sorted
  * (by UTF-16 code units) at every depth, no white space. PostgreSQL's `jsonb` gives objects back with
  * their keys reordered, so a hash over `JSON.stringify` would change on a round trip; a hash over
- * this does not. The value is first taken through JSON (`toJSON`, `undefined` members dropped,
- * non-finite numbers as `null`), exactly as a store that keeps JSON would keep it.
+ * this does not. The value is written as JSON would keep it (`toJSON` applied, `undefined`, function
+ * and symbol members dropped, in arrays `null`, non-finite numbers as `null`), in one pass: the log
+ * sealer digests every event with it.
  */
 export function canonicalJson(value: unknown): string {
-  return write(JSON.parse(JSON.stringify(value) ?? 'null'));
+  return write(value, '') ?? 'null';
 }
 
-function write(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(write).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    const members = Object.keys(record)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${write(record[key])}`);
-    return `{${members.join(',')}}`;
+/** The canonical text of `value` found under `key`, or undefined where JSON leaves it out. */
+function write(value: unknown, key: string): string | undefined {
+  let v = value;
+  if (typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+    v = (v as { toJSON(key: string): unknown }).toJSON(key);
   }
-  return JSON.stringify(value);
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v);
+    case 'number':
+      return Number.isFinite(v) ? JSON.stringify(v) : 'null';
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object':
+      if (v === null) return 'null';
+      if (v instanceof Number || v instanceof String || v instanceof Boolean) return JSON.stringify(v);
+      return Array.isArray(v) ? writeArray(v) : writeObject(v as Record<string, unknown>);
+    case 'bigint':
+      return JSON.stringify(v); // throws, as JSON does
+    default:
+      return undefined; // undefined, a function, a symbol
+  }
+}
+
+function writeArray(items: readonly unknown[]): string {
+  let text = '[';
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) text += ',';
+    text += write(items[i], String(i)) ?? 'null';
+  }
+  return `${text}]`;
+}
+
+function writeObject(record: Record<string, unknown>): string {
+  let text = '{';
+  let first = true;
+  for (const key of Object.keys(record).sort()) {
+    const member = write(record[key], key);
+    if (member === undefined) continue;
+    text += `${first ? '' : ','}${JSON.stringify(key)}:${member}`;
+    first = false;
+  }
+  return `${text}}`;
 }

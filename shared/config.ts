@@ -72,6 +72,16 @@ const EnvSchema = z.object({
     blankToUndefined,
     z.string().min(16, 'STUDIO_RUNTIME_TOKEN must be at least 16 characters').optional(),
   ),
+  /** A bearer that may read GET /metrics (besides the admin key), for a Prometheus that holds no admin key. */
+  STUDIO_METRICS_TOKEN: z.preprocess(
+    blankToUndefined,
+    z.string().min(16, 'STUDIO_METRICS_TOKEN must be at least 16 characters').optional(),
+  ),
+  /** Traces: the OTLP/HTTP collector's base URL (spans go to `<it>/v1/traces`); unset, no tracing is loaded. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(
+    blankToUndefined,
+    z.url({ protocol: /^https?$/, error: 'OTEL_EXPORTER_OTLP_ENDPOINT is an http(s) URL' }).optional(),
+  ),
   STUDIO_AGENT_MODEL: z.preprocess(blankToUndefined, z.string().default('dev/echo')),
   STUDIO_AGENT_MAX_STEPS: z.preprocess(blankToUndefined, z.coerce.number().int().min(1).max(1000).default(8)),
   STUDIO_MAX_QUEUED_TURNS: z.preprocess(
@@ -82,7 +92,7 @@ const EnvSchema = z.object({
     blankToUndefined,
     z.coerce.number().int().min(10).max(3_600_000).default(15_000),
   ),
-  /** Session event streams (SSE) one client address may hold open at once. */
+  /** Streams (SSE) one client address may hold open at once: session events on the runtime, log follows on the gateway. */
   STUDIO_MAX_STREAMS_PER_CLIENT: z.preprocess(
     blankToUndefined,
     z.coerce.number().int().min(1).max(1_000_000).default(256),
@@ -113,6 +123,8 @@ const EnvSchema = z.object({
       .default('false')
       .transform((value) => value === 'true' || value === '1'),
   ),
+  /** Seconds a stopping process (SIGTERM) gives requests, streams and turns in flight to finish. */
+  STUDIO_DRAIN_S: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(3600).default(30)),
   STUDIO_WORKSPACE: optionalString,
   STUDIO_MCP_CONFIG: optionalString,
   STUDIO_PLUGINS_DISABLED: optionalString,
@@ -184,6 +196,12 @@ export function parseAccountsEnv(get: (key: string) => string | undefined): Acco
   return parsed.data;
 }
 
+/** Every environment variable the configuration reads (deployment manifests are checked against it). */
+export const CONFIG_VARIABLES: readonly string[] = [
+  ...Object.keys(EnvSchema.shape),
+  ...Object.keys(AccountsEnvSchema.shape),
+];
+
 export type StudioConfig = ReturnType<typeof loadConfig>;
 
 export class ConfigError extends Error {
@@ -223,6 +241,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     gatewayUrl: e.STUDIO_GATEWAY_URL,
     studioToken: e.STUDIO_TOKEN,
     runtimeToken: e.STUDIO_RUNTIME_TOKEN,
+    metricsToken: e.STUDIO_METRICS_TOKEN,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     agentModel: e.STUDIO_AGENT_MODEL,
     agentMaxSteps: e.STUDIO_AGENT_MAX_STEPS,
     maxQueuedTurns: e.STUDIO_MAX_QUEUED_TURNS,
@@ -231,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     largeBodiesBudgetBytes: e.STUDIO_LARGE_BODIES_BUDGET_BYTES,
     cacheMaxBytes: e.STUDIO_CACHE_MAX_BYTES,
     allowPrivateUpstreams: e.STUDIO_ALLOW_PRIVATE_UPSTREAMS,
+    drainSeconds: e.STUDIO_DRAIN_S,
     workspace: resolve(e.STUDIO_WORKSPACE ?? `${e.STUDIO_DATA_DIR}/workspace`),
     mcpConfig: resolve(e.STUDIO_MCP_CONFIG ?? `${e.STUDIO_DATA_DIR}/mcp.json`),
     pluginsDisabled: (e.STUDIO_PLUGINS_DISABLED ?? '')

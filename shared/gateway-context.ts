@@ -3,6 +3,7 @@ import { type CommandResult, type Decider, type DomainEvent, handleCommand } fro
 import type { EventMetadata, EventStore } from './event-store/types.ts';
 import type { Leadership, SingletonTask } from './leadership.ts';
 import type { Logger } from './logger.ts';
+import type { StudioMetrics } from './observability/metrics.ts';
 import type { CheckpointStore } from './projections/checkpoints.ts';
 import type { ProjectionRunner } from './projections/runner.ts';
 import type { CounterStore } from './rate-limit/counters.ts';
@@ -16,6 +17,8 @@ export interface GatewayContext {
   /** Rate-limit counters: in PostgreSQL when the log is there (shared by every gateway), else memory. */
   counters: CounterStore;
   logger: Logger;
+  /** This gateway's metrics registry (GET /metrics); services add their own metrics to it. */
+  metrics: StudioMetrics;
   /** Environment of the process, for env variables not set in the store. */
   processEnv: NodeJS.ProcessEnv;
   /** Runs work that must happen in one process only (alone, or as the leader among processes). */

@@ -17,6 +17,8 @@ export class GroupCommit<Item, Result> {
   constructor(
     private readonly commit: (key: string, items: Item[]) => Promise<Result[]>,
     private readonly maxBatch = 1_000,
+    /** Told the size of each batch as it goes (metrics). */
+    private readonly onBatch?: (size: number) => void,
   ) {}
 
   submit(key: string, item: Item): Promise<Result> {
@@ -39,6 +41,7 @@ export class GroupCommit<Item, Result> {
   async #drain(key: string): Promise<void> {
     let batch = this.#queues.get(key)?.splice(0, this.maxBatch) ?? [];
     while (batch.length > 0) {
+      this.onBatch?.(batch.length);
       try {
         const results = await this.commit(
           key,

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { tracing } from './observability/tracing.ts';
 
 /** Paths pino replaces with [redacted] wherever they appear in a log object. */
 export const REDACTED_PATHS = [
@@ -15,6 +16,12 @@ export const REDACTED_PATHS = [
   '*.api_key',
 ];
 
+/**
+ * Without a destination, lines go to stdout asynchronously: a line is queued and written by the
+ * next write the event loop gets to, so under load many lines leave in one write instead of one
+ * blocking `write(2)` each (at the default level, a line per request). What is queued is flushed
+ * when the process exits, also after an uncaught error; only a SIGKILL can lose the last lines.
+ */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
@@ -23,8 +30,12 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       serializers: { err: errorForLog },
       timestamp: pino.stdTimeFunctions.isoTime,
+      // With traces on, a line written during a request names its trace (and span); otherwise nothing.
+      mixin: () => tracing().logFields(),
+      // Without a trace the fields are one shared empty object: the line's own object is kept as is.
+      mixinMergeStrategy: (line, fields) => ('trace_id' in fields ? Object.assign(fields, line) : line),
     },
-    destination,
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }
 

@@ -11,6 +11,8 @@ export async function closedLoop(options: {
   body: string;
   connections: number;
   durationMs: number;
+  /** Stop after this many requests were sent, if that comes before `durationMs`. */
+  requests?: number;
 }): Promise<{ ok: number; failed: number; ms: number }> {
   const pool = new Pool(options.origin, {
     connections: options.connections,
@@ -19,11 +21,14 @@ export async function closedLoop(options: {
   });
   let ok = 0;
   let failed = 0;
+  let sent = 0;
+  const most = options.requests ?? Number.POSITIVE_INFINITY;
   const started = performance.now();
   const deadline = started + options.durationMs;
   await Promise.all(
     Array.from({ length: options.connections }, async () => {
-      while (performance.now() < deadline) {
+      while (performance.now() < deadline && sent < most) {
+        sent++;
         try {
           const answer = await pool.request({
             path: options.path,

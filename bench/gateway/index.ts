@@ -1,7 +1,9 @@
 /**
  * Gateway overhead on `POST /v1/ai/chat/completions`, side by side in one run (method: "How we
- * measure" in docs/benchmarks.md): a mock upstream on loopback reached directly, through a thin
- * express + undici proxy, through Studio, and through Portkey's gateway; JSON and streamed.
+ * measure" in docs/benchmarks.md): a mock upstream on loopback reached directly, through nginx
+ * (the floor of a proxy in C; skipped when not installed), through a thin express + undici proxy
+ * (plain JavaScript under plain `node`), through Studio, and through Portkey's gateway; JSON and
+ * streamed.
  * Every server runs in its own process so its CPU time and peak RSS come from /proc.
  *
  *   node --import tsx bench/gateway/index.ts       (BENCH_QUICK=1 for a short smoke run)
@@ -12,7 +14,7 @@
  *   BENCH_GATEWAY_SECONDS=N       closed-loop time box per target and mode (default 5, quick 1.5)
  *   BENCH_GATEWAY_STORE=pglite    Studio's event store: pglite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
- *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,thin,studio,studio-governed,studio-unheld,studio-routed,portkey
+ *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,nginx,thin,studio,studio-governed,studio-unheld,studio-routed,portkey
  *                                 (studio-governed: a hard budget and rate limits set; studio-unheld: Studio
  *                                 whose answers do not wait for their usage event, the cost of holding them;
  *                                 studio-routed: the model asked through a fallback route whose first target answers)
@@ -25,6 +27,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { positiveFromEnv } from '../lib/env.ts';
 import { percentile, round3 } from '../lib/stats.ts';
+import { findNginx, startNginx } from './nginx.ts';
 import { type OpenLoopResult, openLoop } from './open-loop.ts';
 import {
   type Child,
@@ -178,8 +181,24 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       model: 'bench',
     });
 
+    if (wanted.has('nginx')) {
+      const base: Target = { ...targets[0]!, key: 'nginx', label: LABELS.nginx, proc: undefined, origin: '' };
+      const binary = findNginx();
+      if (!binary) targets.push({ ...base, notRun: 'nginx is not installed' });
+      else {
+        try {
+          const nginx = await startNginx(binary, join(dir, 'nginx'), mock.url);
+          children.push(nginx);
+          targets.push({ ...base, proc: nginx, origin: nginx.url });
+        } catch (error) {
+          targets.push({ ...base, notRun: `it did not start: ${oneLine(error)}` });
+        }
+      }
+    }
+
     if (wanted.has('thin')) {
-      const thin = await spawnReady('thin proxy', [...tsx, 'bench/gateway/thin-proxy.ts'], {
+      // Plain JavaScript under plain `node`, as such a proxy's users run it.
+      const thin = await spawnReady('thin proxy', ['bench/gateway/thin-proxy.mjs'], {
         UPSTREAM: mock.url,
         NODE_ENV: 'production',
       });
@@ -361,6 +380,10 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
         s.first.p99.push(percentile(r.first, 99));
         s.last.p50.push(percentile(r.total, 50));
         s.last.p99.push(percentile(r.total, 99));
+        s.transitFirst.p50.push(percentile(r.firstChunkTransit, 50));
+        s.transitFirst.p99.push(percentile(r.firstChunkTransit, 99));
+        s.transitMax.p50.push(percentile(r.chunkTransitMax, 50));
+        s.transitMax.p99.push(percentile(r.chunkTransitMax, 99));
       }
       // Portkey tops out near 1,000 req/s here: an even 1,000 req/s would only measure its queue.
       for (const target of live.filter((t) => t.key !== 'portkey')) {

@@ -1,7 +1,8 @@
 /**
  * The upstream of the gateway benchmark: a plain `node:http` server on loopback that answers
  * `POST …/chat/completions` at once, with a JSON chat completion or (`"stream": true`) an SSE
- * stream of 5 chunks then `data: [DONE]`, each chunk its own write. Run in its own process:
+ * stream of 5 chunks then `data: [DONE]`, each chunk its own write and stamped with when it was
+ * written. Run in its own process:
  *   node --import tsx bench/gateway/mock-upstream.ts    → prints `READY {"url":"http://127.0.0.1:…"}`
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -31,8 +32,19 @@ const chunk = (delta: Record<string, string>, finish: string | null = null) =>
     object: 'chat.completion.chunk',
     created,
     model: 'bench',
+    system_fingerprint: SENT_AT,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
   })}\n\n`;
+
+/**
+ * Each streamed chunk says when the mock wrote it (`system_fingerprint`, a string field OpenAI's
+ * chunks carry): `t<ms since the epoch, to the µs>`. The open-loop client subtracts it from when the
+ * chunk reached it, so a proxy holding chunks back shows against the direct path (one clock: the
+ * same machine).
+ */
+const SENT_AT = 't@SENT_AT@';
+export const SENT_AT_PATTERN = /"system_fingerprint":"t(\d+(?:\.\d+)?)"/g;
+const nowEpochMs = () => performance.timeOrigin + performance.now();
 
 /** Exported for the benchmark's checks: the 5 events of every streamed answer. */
 export const STREAM_CHUNKS = [
@@ -66,7 +78,7 @@ function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  for (const event of STREAM_CHUNKS) res.write(event);
+  for (const event of STREAM_CHUNKS) res.write(event.replace('@SENT_AT@', nowEpochMs().toFixed(3)));
   res.end('data: [DONE]\n\n');
 }
 

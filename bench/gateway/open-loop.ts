@@ -6,6 +6,7 @@
  */
 import { Pool } from 'undici';
 import { percentile } from '../lib/stats.ts';
+import { SENT_AT_PATTERN } from './mock-upstream.ts';
 
 export interface OpenLoopOptions {
   /** Origin, e.g. http://127.0.0.1:8600 */
@@ -26,6 +27,13 @@ export interface OpenLoopResult {
   total: number[];
   /** ms from scheduled send to the first body chunk. */
   first: number[];
+  /**
+   * Streams: ms from the mock writing the first chunk to its arrival here, and the most of any
+   * chunk of the answer (the mock stamps each; see mock-upstream.ts). Against direct's, what a
+   * proxy adds to a chunk on its way, the request's own handling excluded.
+   */
+  firstChunkTransit: number[];
+  chunkTransitMax: number[];
   /** How late the generator itself fired, p99 in ms (context for the figures above). */
   lateP99: number;
   firstError?: string;
@@ -33,7 +41,15 @@ export interface OpenLoopResult {
 
 export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
   const pool = new Pool(options.origin, { connections: 256, keepAliveTimeout: 30_000, pipelining: 1 });
-  const result: OpenLoopResult = { sent: 0, errors: 0, total: [], first: [], lateP99: 0 };
+  const result: OpenLoopResult = {
+    sent: 0,
+    errors: 0,
+    total: [],
+    first: [],
+    firstChunkTransit: [],
+    chunkTransitMax: [],
+    lateP99: 0,
+  };
   const late: number[] = [];
   const inflight = new Set<Promise<void>>();
 
@@ -43,6 +59,7 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
     const done = (async () => {
       let first = Number.NaN;
       let text = '';
+      const transits: number[] = [];
       try {
         const answer = await pool.request({
           path: options.path,
@@ -52,12 +69,20 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
         });
         for await (const chunk of answer.body) {
           if (Number.isNaN(first)) first = performance.now() - scheduled;
-          text += (chunk as Buffer).toString('utf8');
+          const arrived = performance.timeOrigin + performance.now();
+          const piece = (chunk as Buffer).toString('utf8');
+          // A stamp split across two reads is not matched in either: a lost sample, nothing worse.
+          for (const match of piece.matchAll(SENT_AT_PATTERN)) transits.push(arrived - Number(match[1]));
+          text += piece;
         }
         const total = performance.now() - scheduled;
         if (options.valid(answer.statusCode, text)) {
           result.total.push(total);
           result.first.push(first);
+          if (transits.length > 0) {
+            result.firstChunkTransit.push(transits[0]!);
+            result.chunkTransitMax.push(Math.max(...transits));
+          }
         } else {
           result.errors++;
           result.firstError ??= `HTTP ${answer.statusCode}: ${text.slice(0, 300)}`;
@@ -101,6 +126,8 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
   await pool.close();
   result.total.sort((a, b) => a - b);
   result.first.sort((a, b) => a - b);
+  result.firstChunkTransit.sort((a, b) => a - b);
+  result.chunkTransitMax.sort((a, b) => a - b);
   late.sort((a, b) => a - b);
   result.lateP99 = percentile(late, 99);
   return result;

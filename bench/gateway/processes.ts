@@ -1,6 +1,6 @@
 /** Child processes of the gateway benchmark, and what /proc says about them (CPU time, peak RSS). */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -78,20 +78,29 @@ function track(name: string, child: ChildProcess) {
 }
 
 /**
- * Spawns `node [nodeArgs] <script>` and waits for the line `READY {"url": …}` on its stdout.
- * `env` is the child's whole environment (PATH and HOME are added).
+ * Spawns `node [nodeArgs] <script>` and waits for the line `READY {"url": …}` on its stdout or
+ * stderr. `env` is the child's whole environment (PATH and HOME are added). With `stdoutFile`, the
+ * child's stdout (its request log) goes to that file, as `npm start > studio.log` would, and not
+ * through a pipe the benchmark process (also the load generator) would have to read. With `wrap`,
+ * node runs under another program (valgrind), which keeps the pid.
  */
 export async function spawnReady(
   name: string,
   nodeArgs: string[],
   env: Record<string, string>,
-  timeoutMs = 60_000,
+  options: { timeoutMs?: number; stdoutFile?: string; wrap?: readonly string[] } = {},
 ): Promise<Child> {
-  const child = spawn(process.execPath, nodeArgs, {
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const stdout = options.stdoutFile === undefined ? 'pipe' : openSync(options.stdoutFile, 'a');
+  // `wrap`: a program that runs node (valgrind …): `wrap[0] …wrap node nodeArgs`.
+  const [program, ...before] = options.wrap ?? [process.execPath];
+  const args = options.wrap ? [...before, process.execPath, ...nodeArgs] : nodeArgs;
+  const child = spawn(program!, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', stdout, 'pipe'],
   });
+  if (typeof stdout === 'number') closeSync(stdout);
   const tracked = track(name, child);
   const url = await new Promise<string>((resolve, reject) => {
     let seen = '';
@@ -105,9 +114,11 @@ export async function spawnReady(
       if (!match) return;
       clearTimeout(timer);
       child.stdout?.off('data', onData);
+      child.stderr?.off('data', onData);
       resolve((JSON.parse(match[1]!) as { url: string }).url);
     };
     child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`${name} exited (${code ?? signal}) before it was ready: ${tracked.output()}`));
@@ -117,18 +128,19 @@ export async function spawnReady(
 }
 
 /**
- * Spawns a program that says nothing useful when it is ready (Portkey): waits until `probe`
- * (an HTTP URL) answers anything.
+ * Spawns a program that says nothing useful when it is ready (Portkey, nginx): waits until
+ * `probe` (an HTTP URL) answers anything. `command` is node's argv unless `program` names another.
  */
 export async function spawnProbed(
   name: string,
-  nodeArgs: string[],
+  command: string[],
   env: Record<string, string>,
   url: string,
   probe: string,
-  timeoutMs = 60_000,
+  options: { timeoutMs?: number; program?: string } = {},
 ): Promise<Child> {
-  const child = spawn(process.execPath, nodeArgs, {
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const child = spawn(options.program ?? process.execPath, command, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

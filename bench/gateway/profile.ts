@@ -5,6 +5,7 @@
  *   node --import tsx bench/gateway/profile.ts
  *   BENCH_PROFILE_SECONDS=N (default 8)   BENCH_GATEWAY_STORE=pglite|memory|postgres (default pglite)
  *   BENCH_PROFILE_DIR=<dir>               keep the .cpuprofile files there (for Chrome DevTools)
+ *   BENCH_PROFILE_UNGOVERNED=1            no budget or rate limits (by default both are set, as the aims are measured)
  */
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -34,6 +35,7 @@ try {
     mockUrl: mock.url,
     store,
     env: { BENCH_CPU_PROFILE: profileFile },
+    governed: process.env.BENCH_PROFILE_UNGOVERNED !== '1',
   });
   children.push(studio.child);
   const load = (stream: boolean, durationMs: number) =>

@@ -8,6 +8,7 @@ export const EVEN_RATE = 1_000;
 
 export type TargetKey =
   | 'direct'
+  | 'nginx'
   | 'thin'
   | 'studio'
   | 'studio-governed'
@@ -17,6 +18,7 @@ export type TargetKey =
 export type Mode = 'json' | 'stream';
 export const ALL_TARGETS: readonly TargetKey[] = [
   'direct',
+  'nginx',
   'thin',
   'studio',
   'studio-governed',
@@ -26,7 +28,8 @@ export const ALL_TARGETS: readonly TargetKey[] = [
 ];
 export const LABELS: Record<TargetKey, string> = {
   direct: 'direct (client → mock)',
-  thin: 'thin proxy (express 5 + undici Pool)',
+  nginx: 'nginx (proxy_pass, keep-alive upstream)',
+  thin: 'thin proxy (express 5 + undici Pool, plain node)',
   studio: 'Studio',
   // The same Studio with a priced model, a hard budget and rate limits on the bench studio: every
   // generation reserves and settles in the log and passes the limiter.
@@ -58,6 +61,9 @@ export interface Samples {
   json: { p50: number[]; p99: number[] };
   first: { p50: number[]; p99: number[] };
   last: { p50: number[]; p99: number[] };
+  /** Streams at UNLOADED_RATE: the mock's write of a chunk to its arrival, first chunk and slowest of each answer. */
+  transitFirst: { p50: number[]; p99: number[] };
+  transitMax: { p50: number[]; p99: number[] };
   even: { p50: number[]; p99: number[] };
   errors: string[];
 }
@@ -69,6 +75,8 @@ export const emptySamples = (): Samples => ({
   json: { p50: [], p99: [] },
   first: { p50: [], p99: [] },
   last: { p50: [], p99: [] },
+  transitFirst: { p50: [], p99: [] },
+  transitMax: { p50: [], p99: [] },
   even: { p50: [], p99: [] },
   errors: [],
 });

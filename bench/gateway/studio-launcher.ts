@@ -1,7 +1,7 @@
 /**
  * Starts Studio's gateway alone in this process, configured from the environment exactly as
  * `studio gateway start` is (shared/config.ts), so the benchmark can read its CPU and RSS from
- * /proc. Prints `READY {"url":"http://…"}` once it listens; SIGTERM closes it (flushing usage).
+ * /proc. Prints `READY {"url":"http://…"}` on stderr once it listens; SIGTERM closes it (flushing usage).
  *   node --import tsx bench/gateway/studio-launcher.ts
  *
  * With BENCH_CPU_PROFILE=<file>, SIGUSR2 starts V8's CPU profiler and the next SIGUSR2 stops it
@@ -18,7 +18,8 @@ const logger = createLogger(config.logLevel);
 // `UsageRecorderOptions`), the "without" against which the cost of holding them is measured.
 const unheld = process.env.BENCH_ANSWER_BEFORE_USAGE_DURABLE === '1';
 const gateway = await startGateway({ config, logger, ai: { usage: { answerBeforeDurable: unheld } } });
-process.stdout.write(`READY ${JSON.stringify({ url: gateway.url })}\n`);
+// On stderr: stdout is the request log, which the benchmark sends to a file.
+process.stderr.write(`READY ${JSON.stringify({ url: gateway.url })}\n`);
 
 const profileFile = process.env.BENCH_CPU_PROFILE;
 if (profileFile) {

@@ -1,5 +1,6 @@
 /** Studio's gateway as a benchmark target: its own process, a studio and a user token. */
 import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type FreshDatabase,
@@ -54,6 +55,8 @@ export async function startStudioTarget(options: {
   governed?: boolean;
   /** Define `FALLBACK_ROUTE` over compat/bench then compat/bench-b (which `env` must list). */
   routed?: boolean;
+  /** Run node under this program (valgrind …); start-up then takes longer. */
+  wrap?: readonly string[];
 }): Promise<StudioTarget> {
   const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
   let database: FreshDatabase | undefined;
@@ -61,9 +64,9 @@ export async function startStudioTarget(options: {
     database = await freshPostgresDatabase();
     if (!database) throw new Error(postgresUnavailableReason);
   }
-  const spawned = await spawnReady('Studio', ['--import', 'tsx', 'bench/gateway/studio-launcher.ts'], {
+  await mkdir(options.dir, { recursive: true });
+  const env = {
     NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
     STUDIO_EVENT_STORE: options.store,
     STUDIO_DATA_DIR: join(options.dir, 'studio-data'),
     STUDIO_GATEWAY_HOST: '127.0.0.1',
@@ -75,6 +78,12 @@ export async function startStudioTarget(options: {
     OPENAI_COMPATIBLE_API_KEY: `sk-bench-${randomBytes(8).toString('hex')}`,
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...options.env,
+  };
+  // The request log at its default level (info, a line per request), written to a file as a
+  // deployment would: its cost is part of what is measured.
+  const spawned = await spawnReady('Studio', ['--import', 'tsx', 'bench/gateway/studio-launcher.ts'], env, {
+    stdoutFile: join(options.dir, 'studio.log'),
+    ...(options.wrap ? { wrap: options.wrap, timeoutMs: 900_000 } : {}),
   }).catch(async (error: unknown) => {
     await database?.drop();
     throw error;

@@ -3,6 +3,7 @@ import { type EnvStoreState, envProjection } from '../../projections/env.ts';
 import { type StudiosState, studiosProjection } from '../../projections/studios.ts';
 import { type TokensState, tokensProjection } from '../../projections/tokens.ts';
 import { GATEWAY_PROJECTIONS } from '../../services/gateway/projections.ts';
+import { RUNTIME_PROJECTIONS } from '../../services/runtime/projections.ts';
 import type { StudioEvent } from '../../services/studios/studio.ts';
 import type {
   EventMetadata,
@@ -12,7 +13,7 @@ import type {
 } from '../../shared/event-store/types.ts';
 import { isCaughtUp } from '../../shared/event-store/types.ts';
 import type { CheckpointStore } from '../../shared/projections/checkpoints.ts';
-import { rebuildProjection } from '../../shared/projections/rebuild.ts';
+import { rebuildProjections } from '../../shared/projections/rebuild.ts';
 import { ProjectionRunner } from '../../shared/projections/runner.ts';
 import type { DatasetShape } from './dataset.ts';
 
@@ -166,7 +167,7 @@ function check(
   return wrong.length === 0 ? undefined : wrong.map((k) => `${k} ${got[k]} ≠ ${shape[k]}`).join(', ');
 }
 
-/** rebuildProjection for each gateway projection, one after another (as `studio projections rebuild`). */
+/** Every read model rebuilt in one pass over the log, as `studio projections rebuild` does. */
 export async function measureRebuild(
   store: EventStore,
   checkpoints: CheckpointStore,
@@ -174,7 +175,7 @@ export async function measureRebuild(
   logEvents: number,
 ): Promise<ReplayResult> {
   const started = performance.now();
-  for (const projection of GATEWAY_PROJECTIONS) await rebuildProjection(store, checkpoints, projection);
+  await rebuildProjections(store, checkpoints, [...GATEWAY_PROJECTIONS, ...RUNTIME_PROJECTIONS]);
   const ms = performance.now() - started;
   const [studios, tokens, env] = await Promise.all([
     checkpoints.load(studiosProjection.name),

@@ -148,6 +148,7 @@ export function oauthCallbackAction(deps: AccountsDeps) {
     method: 'GET',
     identities: [],
     summary: 'Where the OAuth provider sends the browser back; answers with a page',
+    produces: ['text/html'],
     input: query,
     handler: async (params, ctx) => {
       const { res } = ctx;

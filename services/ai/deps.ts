@@ -1,4 +1,5 @@
 import type { GatewayContext } from '../../shared/gateway-context.ts';
+import type { AiMetrics } from './ai-metrics.ts';
 import type { ResponseCache } from './cache/response-cache.ts';
 import type { Catalog } from './catalog.ts';
 import type { RateLimits } from './governance/rate-limits.ts';
@@ -20,4 +21,5 @@ export interface AiDeps {
   cache: ResponseCache;
   routes: RouteBook;
   dataDir: string;
+  metrics: AiMetrics;
 }

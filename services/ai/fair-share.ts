@@ -34,6 +34,17 @@ export class FairShare {
   /** Resolves once `tenant` may send; the caller must release the slot when its exchange is over. */
   acquire(tenant: string, signal: AbortSignal): Promise<Release> {
     signal.throwIfAborted();
+    // Nobody waiting and a slot free: served at once, without a queue entry, a timer or a listener
+    // (what almost every request meets, so it is worth its own path).
+    if (
+      this.#queues.size === 0 &&
+      this.#inUse < this.options.capacity &&
+      this.held(tenant) < this.options.maxPerTenant
+    ) {
+      this.#inUse++;
+      this.#held.set(tenant, this.held(tenant) + 1);
+      return Promise.resolve(this.#releaseFor(tenant));
+    }
     return new Promise<Release>((resolve, reject) => {
       const leave = () => {
         clearTimeout(timer);

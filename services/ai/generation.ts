@@ -1,5 +1,7 @@
 import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
+import { secondsSinceArrival } from '../../shared/observability/http.ts';
+import { type OpenSpan, tracing } from '../../shared/observability/tracing.ts';
 import { tenantOf } from './call-context.ts';
 import type { AiDeps } from './deps.ts';
 import type { GenerationAsk } from './generation-ask.ts';
@@ -15,6 +17,13 @@ const RESERVATION_LEASE_MS = 60 * 60_000;
 /** The output cap a budget assumes for a model whose limit is not known, unless the client sets one. */
 export const ASSUMED_OUTPUT_LIMIT = 4_096;
 const PRODUCES_TOKENS: ReadonlySet<Modality> = new Set(['text', 'stream', 'chat']);
+/** `gen_ai.operation.name` of each modality (OpenTelemetry's GenAI conventions); others: `generate_content`. */
+const GEN_AI_OPERATIONS: Partial<Record<Modality, string>> = {
+  text: 'chat',
+  stream: 'chat',
+  chat: 'chat',
+  embed: 'embeddings',
+};
 
 /**
  * One generation, from admission to its usage event. `start` passes the gates a generation meets
@@ -30,7 +39,7 @@ export class Generation {
   readonly #attempts: GenerationAttempt[] = [];
 
   private constructor(
-    private readonly deps: Pick<AiDeps, 'usage'>,
+    private readonly deps: Pick<AiDeps, 'usage' | 'metrics'>,
     private readonly ctx: ActionContext,
     private readonly modality: Modality,
     private readonly ask: GenerationAsk,
@@ -40,6 +49,8 @@ export class Generation {
     /** The route asked for, when the generation goes through one. */
     private readonly route: string | undefined,
     terms: Terms,
+    /** The generation's span (a no-op without traces): the upstream call and the usage append are its children. */
+    private readonly span: OpenSpan,
   ) {
     this.#terms = terms;
   }
@@ -52,7 +63,7 @@ export class Generation {
    * Through a route, the identity must be allowed the route's id, and `model` is the first target.
    */
   static async start(
-    deps: Pick<AiDeps, 'usage' | 'limits'>,
+    deps: Pick<AiDeps, 'usage' | 'limits' | 'metrics'>,
     ctx: ActionContext,
     model: ModelDefinition,
     modality: Modality,
@@ -60,14 +71,41 @@ export class Generation {
     cache: { readonly cached: boolean } = { cached: false },
     route?: string,
   ): Promise<Generation> {
-    assertModelAllowed(ctx.identity, route ?? model.id);
-    const permit = await deps.limits.admit(ctx.identity, ask);
-    for (const [name, value] of Object.entries(permit.headers)) ctx.res.setHeader(name, value);
-    const terms = await termsOf(deps, ctx, model, modality, ask, cache.cached).catch((error: unknown) => {
-      permit.release(0);
-      throw error;
+    const operation = GEN_AI_OPERATIONS[modality] ?? 'generate_content';
+    const span = tracing().start(`${operation} ${route ?? model.id}`, {
+      'gen_ai.operation.name': operation,
+      'gen_ai.request.model': route ?? model.id,
+      'gen_ai.request.max_tokens': ask.maxOutputTokens,
+      'studio.id': tenantOf(ctx.identity),
+      'studio.route': route,
+      'studio.cache': cache.cached ? 'hit' : undefined,
     });
-    return new Generation(deps, ctx, modality, ask, permit, cache.cached, route, terms);
+    try {
+      assertModelAllowed(ctx.identity, route ?? model.id);
+      const permit = await deps.limits.admit(ctx.identity, ask);
+      for (const [name, value] of Object.entries(permit.headers)) ctx.res.setHeader(name, value);
+      const terms = await termsOf(deps, ctx, model, modality, ask, cache.cached).catch((error: unknown) => {
+        permit.release(0);
+        throw error;
+      });
+      return new Generation(deps, ctx, modality, ask, permit, cache.cached, route, terms, span);
+    } catch (error) {
+      span.fail(error);
+      span.end();
+      throw error;
+    }
+  }
+
+  /** Runs `work` (the upstream call) inside the generation's span. */
+  within<T>(work: () => T): T {
+    return this.span.within(work);
+  }
+
+  /** A stream's first frame went out: its time since the request arrived. */
+  firstByte(): void {
+    const seconds = secondsSinceArrival(this.ctx.res);
+    this.deps.metrics.firstByte(this.#terms.model, seconds);
+    this.span.set({ 'gen_ai.response.time_to_first_chunk': seconds });
   }
 
   /** The cap to send upstream in place of the client's, when the budget lowered it. */
@@ -145,15 +183,31 @@ export class Generation {
     if (this.#done) return;
     this.#done = true;
     this.permit.release(this.cached ? 0 : inputTokens + outputTokens);
+    this.#settleSpan(inputTokens, outputTokens);
     try {
-      await this.deps.usage.record({
-        type: 'GenerationCompleted',
-        data: this.#data({ inputTokens, outputTokens, ...media }, 200),
-      });
+      await this.span.within(() =>
+        this.deps.usage.record({
+          type: 'GenerationCompleted',
+          data: this.#data({ inputTokens, outputTokens, ...media }, 200),
+        }),
+      );
     } catch {
       // The answer waits for its record; without one the client hears that, not the answer.
-      throw new ApiError('unavailable', 'the generation could not be recorded; try again shortly');
+      const error = new ApiError('unavailable', 'the generation could not be recorded; try again shortly');
+      this.span.fail(error);
+      throw error;
+    } finally {
+      this.span.end();
     }
+  }
+
+  #settleSpan(inputTokens: number, outputTokens: number): void {
+    this.span.set({
+      'gen_ai.response.model': this.#terms.model,
+      'gen_ai.provider.name': this.#terms.model.split('/')[0],
+      'gen_ai.usage.input_tokens': inputTokens,
+      'gen_ai.usage.output_tokens': outputTokens,
+    });
   }
 
   async failed(error: unknown, inputTokens = 0, outputTokens = 0): Promise<void> {
@@ -165,16 +219,24 @@ export class Generation {
     // 499: the client closed the request before the answer was complete (nginx's convention).
     const status = cancelled ? 499 : (api?.status ?? 500);
     const errorCode = cancelled ? 'client_closed_request' : (api?.code ?? 'internal_error');
-    await this.deps.usage.record({
-      type: 'GenerationFailed',
-      data: { ...this.#data({ inputTokens, outputTokens }, status), errorCode },
-    });
+    this.#settleSpan(inputTokens, outputTokens);
+    this.span.fail(api ?? error);
+    try {
+      await this.span.within(() =>
+        this.deps.usage.record({
+          type: 'GenerationFailed',
+          data: { ...this.#data({ inputTokens, outputTokens }, status), errorCode },
+        }),
+      );
+    } finally {
+      this.span.end();
+    }
   }
 
   /** Runs `work`, recording failure if it throws; success is recorded by the caller, who knows the usage. */
   async guard<T>(work: () => Promise<T>): Promise<T> {
     try {
-      return await work();
+      return await this.span.within(work);
     } catch (error) {
       // The work's error is what the client must hear; a failed record is retried by the recorder.
       await this.failed(error).catch(() => undefined);

@@ -14,6 +14,7 @@ import { pricesListAction, pricesRemoveAction, pricesUpsertAction } from './acti
 import { createResponseAction, getResponseAction } from './actions/responses.ts';
 import { streamAction, textAction } from './actions/text.ts';
 import { usageAction } from './actions/usage.ts';
+import { AiMetrics, countingRefusals } from './ai-metrics.ts';
 import { type CacheStoreOptions, openCacheStore } from './cache/open.ts';
 import { ResponseCache } from './cache/response-cache.ts';
 import { Catalog } from './catalog.ts';
@@ -24,6 +25,7 @@ import { PriceBook } from './prices/price-book.ts';
 import { builtinAiProviders } from './providers/index.ts';
 import type { Provider } from './providers/types.ts';
 import { ResponseStore } from './responses/store.ts';
+import { RouteHealth } from './routing/health.ts';
 import { routeActions } from './routing/route-actions.ts';
 import { RouteBook } from './routing/route-book.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, UpstreamClient } from './upstream.ts';
@@ -56,6 +58,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
   const catalog = new Catalog(providers, env);
   const prices = new PriceBook(gw);
   const budgets = () => gw.projections.state(budgetsProjection);
+  const metrics = new AiMetrics(gw.metrics.registry);
   const usage = new UsageRecorder(
     gw.events,
     gw.logger,
@@ -64,13 +67,21 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       rulesOf: (studioId) => [...(budgets().get(studioId)?.rules.values() ?? [])],
       ledgerOf: (studioId) => budgets().get(studioId)?.ledger,
     },
-    options.usage,
+    {
+      observer: {
+        recorded: (event) => metrics.recorded(event),
+        budgetRefused: (studioId) => metrics.refused(studioId, 'budget'),
+        committed: (items) => gw.metrics.groupCommitted('usage', items),
+      },
+      ...options.usage,
+    },
   );
   const jobs = new JobWorker(gw, catalog, env, usage, options.dataDir, options.jobPollMs);
   const cache = new ResponseCache({
     store: openCacheStore(options.cache),
     studioTtlS: (studioId) => gw.projections.state(studiosProjection).get(studioId)?.cache_ttl_s ?? 0,
     logger: gw.logger,
+    onLookup: (status) => metrics.cacheLookup(status),
     ...(options.cache?.now ? { now: options.cache.now } : {}),
   });
   const deps: AiDeps = {
@@ -78,12 +89,17 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     catalog,
     env,
     usage,
-    limits: new StudioRateLimits(gw),
+    limits: countingRefusals(new StudioRateLimits(gw), metrics),
     jobs,
     prices,
     cache,
-    routes: new RouteBook(() => gw.projections.state(routesProjection), catalog),
+    routes: new RouteBook(
+      () => gw.projections.state(routesProjection),
+      catalog,
+      new RouteHealth(Date.now, (route, target) => metrics.cooldownStarted(route, target)),
+    ),
     dataDir: options.dataDir,
+    metrics,
   };
 
   const responses = new ResponseStore(gw.events);

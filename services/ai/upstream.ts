@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors, Pool } from 'undici';
 import { ApiError } from '../../shared/errors.ts';
+import { tracing } from '../../shared/observability/tracing.ts';
 import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 import { FairShare, type Release } from './fair-share.ts';
 import { guardedLookup, isRefusedHost, RefusedUpstreamAddress, refusedUpstream } from './upstream-address.ts';
@@ -102,8 +103,33 @@ export class UpstreamClient {
     return entry;
   }
 
-  /** Sends the request; resolves with a 2xx response whose body is still to be read. */
-  async send(request: UpstreamRequest): Promise<UpstreamResponse> {
+  /**
+   * Sends the request; resolves with a 2xx response whose body is still to be read. Traced as a
+   * client span until the response's headers (its host and path, never its query: keys go there).
+   */
+  send(request: UpstreamRequest): Promise<UpstreamResponse> {
+    const t = tracing();
+    if (!t.enabled) return this.#send(request);
+    const url = new URL(request.url);
+    const method = request.method ?? 'POST';
+    const attributes = {
+      'http.request.method': method,
+      'server.address': url.hostname,
+      'url.path': url.pathname,
+    };
+    return t.span(
+      `${method} upstream`,
+      attributes,
+      async (span) => {
+        const response = await this.#send(request);
+        span.set({ 'http.response.status_code': response.status });
+        return response;
+      },
+      'client',
+    );
+  }
+
+  async #send(request: UpstreamRequest): Promise<UpstreamResponse> {
     const url = new URL(request.url);
     if (!this.options.allowPrivateUpstreams && isRefusedHost(url.hostname))
       throw refusedUpstream(request.baseUrlVariable, url.hostname);

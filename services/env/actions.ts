@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type EnvEntry, envProjection } from '../../projections/env.ts';
+import { type EnvEntry, type EnvListItem, envProjection } from '../../projections/env.ts';
 import { handleCommand } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
@@ -15,14 +15,6 @@ const admin = ['admin'] as const;
 const MAX_VALUE_LENGTH = 64 * 1024;
 export const MAX_IMPORT_BYTES = 512 * 1024;
 export const MAX_IMPORT_LINES = 10_000;
-
-export interface EnvListItem {
-  key: string;
-  value: string;
-  secret: boolean;
-  source: 'store' | 'process';
-  updated_at: string | null;
-}
 
 /**
  * `declaredKeys` are the env keys services declare: of the process environment only those are

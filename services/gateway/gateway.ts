@@ -5,22 +5,33 @@ import { lockDataDir } from '../../shared/data-dir-lock.ts';
 import { type OpenedStore, openStore } from '../../shared/event-store/open.ts';
 import type { StoreTestHooks } from '../../shared/event-store/types.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
-import { createHttpApp } from '../../shared/http/app.ts';
+import { createHttpApp, type HttpAppOptions } from '../../shared/http/app.ts';
+import { Drain, type DrainOutcome, finishDraining } from '../../shared/http/drain.ts';
 import { Authenticator, type TokenLookup } from '../../shared/http/identity.ts';
+import { OpenStreamLimit } from '../../shared/http/open-streams.ts';
+import { readinessOf } from '../../shared/http/probes.ts';
 import { ActionRegistry } from '../../shared/http/registry.ts';
 import { type Listening, listen } from '../../shared/http/server.ts';
 import { runAlone, runAsLeader } from '../../shared/leadership.ts';
 import { createLogger, type Logger } from '../../shared/logger.ts';
+import { StudioMetrics } from '../../shared/observability/metrics.ts';
+import { scrapeSecrets } from '../../shared/observability/metrics-route.ts';
+import { observedStore } from '../../shared/observability/observed-store.ts';
+import { watchProjectionLag } from '../../shared/observability/projection-lag.ts';
+import { startTracing, tracing } from '../../shared/observability/tracing.ts';
+import { readModelsHealth } from '../../shared/projections/read-models-health.ts';
 import { ProjectionRunner, type ProjectionRunnerOptions } from '../../shared/projections/runner.ts';
 import { type CounterStore, openCounters } from '../../shared/rate-limit/counters.ts';
 import { accountsService } from '../accounts/actions.ts';
 import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/module.ts';
 import { auditService } from '../audit/actions.ts';
+import type { FollowOptions } from '../audit/follow.ts';
 import { gatewaySealer, type SealingOptions } from '../audit/sealing.ts';
+import { mountGatewayConsole } from '../console/pages.ts';
+import { consoleCredential, consoleSessionRoutes } from '../console/session.ts';
 import { envService } from '../env/actions.ts';
-import { forwarderHealth, gatewayForwarder } from '../forwarder/gateway.ts';
+import { forwarderHealth, type GatewayForwarder, gatewayForwarder } from '../forwarder/gateway.ts';
 import { studiosService } from '../studios/actions.ts';
-import { isReady, readModelsHealth } from './health.ts';
 import { loadKeys } from './keys.ts';
 import { GATEWAY_PROJECTIONS } from './projections.ts';
 
@@ -44,6 +55,14 @@ export interface RunningGateway {
   ctx: GatewayContext;
   /** Every action served, for tools and tests that walk the API. */
   registry: ActionRegistry;
+  /** /ready says `draining` from now on; requests are still served until `drain`. */
+  announceDrain(): void;
+  /**
+   * Stops without cutting anyone off (see `Drain`): new requests refused, those in flight finished
+   * until `deadline`, the rest cut, then every usage event appended before the log closes.
+   */
+  drain(deadline: AbortSignal): Promise<DrainOutcome>;
+  /** Stops now: waits for requests in flight, with no deadline and nothing refused meanwhile. */
   close(): Promise<void>;
 }
 
@@ -69,21 +88,25 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
       databaseUrl: config.databaseUrl,
       hooks: options.storeHooks,
     });
+    const metrics = new StudioMetrics();
+    const events = observedStore(store.events, metrics);
     const projections = new ProjectionRunner(
-      store.events,
+      events,
       store.checkpoints,
       GATEWAY_PROJECTIONS,
       logger,
       options.readModels,
     );
     await projections.start();
+    watchProjectionLag(metrics, projections, events);
     const ctx: GatewayContext = {
-      events: store.events,
+      events,
       checkpoints: store.checkpoints,
       projections,
       secrets: keys.secrets,
       counters,
       logger,
+      metrics,
       processEnv: options.processEnv ?? process.env,
       singleton: (name, task) =>
         (config.eventStore === 'postgres' || config.eventStore === 'kurrentdb') && config.databaseUrl
@@ -136,19 +159,24 @@ export function tokenLookup(ctx: GatewayContext): TokenLookup {
   };
 }
 
-export function buildRegistry(ctx: GatewayContext, ai: AiModule): ActionRegistry {
+export function buildRegistry(ctx: GatewayContext, ai: AiModule, follow: FollowOptions): ActionRegistry {
   const registry = new ActionRegistry();
   const declaredKeys = () => registry.services().flatMap((s) => s.env.map((e) => e.key));
   registry
     .register(ai.service)
     .register(studiosService(ctx))
     .register(envService(ctx, declaredKeys))
-    .register(auditService(ctx))
+    .register(auditService(ctx, follow))
     .register(accountsService(ctx));
   return registry;
 }
 
-export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+/**
+ * The gateway's parts and the options of its HTTP app, made but not started: the log is open and the
+ * read models caught up, nothing listens, polls or seals yet (`startGateway` does). Writing the
+ * API's document needs no more.
+ */
+export async function assembleGateway(options: GatewayOptions) {
   const opened = await openGatewayContext(options);
   const { ctx } = opened;
   const ai = createAiModule(ctx, {
@@ -161,46 +189,93 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ...options.ai?.cache,
     },
   });
-  const registry = buildRegistry(ctx, ai);
+  // Aborted at close or drain: the log's live followers end, so the server's connections can.
+  const closing = new AbortController();
+  const registry = buildRegistry(ctx, ai, {
+    heartbeatMs: options.config.sseHeartbeatMs,
+    openStreams: new OpenStreamLimit(options.config.maxStreamsPerClient),
+    closing: closing.signal,
+  });
   const forwarder = gatewayForwarder(options.config, ctx); // KAFKA_BROKERS set: the Kafka forwarder
   const sealer = gatewaySealer(ctx, options.sealing);
-  const app = createHttpApp({
+  if (forwarder) watchForwarderLag(ctx, forwarder);
+  const drain = new Drain();
+  // Draining ends the log's follows at once: their clients resume elsewhere with Last-Event-ID.
+  drain.onBegin(() => closing.abort());
+  const authenticator = new Authenticator(opened.adminKey, tokenLookup(ctx));
+  const isScrapeSecret = scrapeSecrets([opened.adminKey, options.config.metricsToken]);
+  const http: HttpAppOptions = {
+    drain,
     registry,
-    authenticator: new Authenticator(opened.adminKey, tokenLookup(ctx)),
+    authenticator,
+    sessionCredential: (req) => consoleCredential(ctx.secrets, req),
+    routes: consoleSessionRoutes({ authenticator, secrets: ctx.secrets }),
+    extraRoutes: (app) => mountGatewayConsole(app),
     logger: ctx.logger,
     largeBodiesBudgetBytes: options.config.largeBodiesBudgetBytes,
     assertServing: () => ctx.projections.liveness.assertFresh('this request'),
+    metrics: {
+      metrics: ctx.metrics,
+      scrapeAccess: (bearer) => {
+        if (isScrapeSecret(bearer)) return 'allowed';
+        try {
+          authenticator.identify(`Bearer ${bearer}`);
+          return 'forbidden';
+        } catch {
+          return 'unknown';
+        }
+      },
+    },
     health: async () => {
       const { status, ...rest } = await readModelsHealth(ctx.events, ctx.projections);
       // The forwarder's status reads the log too: while the log is unreachable, it is left out.
       const forwarding = await forwarderHealth(forwarder).catch(() => ({}));
       return { status, timestamp: new Date().toISOString(), ...rest, ...forwarding };
     },
-    ready: async () => {
-      const health = await readModelsHealth(ctx.events, ctx.projections);
-      const ready = isReady(health);
-      return {
-        ready,
-        body: {
-          status: ready ? 'ready' : 'not_ready',
-          timestamp: new Date().toISOString(),
-          event_store: health.event_store,
-          read_models: health.read_models,
-          projections: health.projections,
-        },
-      };
+    ready: async () => readinessOf(await readModelsHealth(ctx.events, ctx.projections), drain.draining),
+  };
+  return {
+    opened,
+    ctx,
+    ai,
+    registry,
+    forwarder,
+    sealer,
+    drain,
+    closing,
+    http,
+    async close() {
+      closing.abort();
+      await ai.close();
+      await opened.close();
     },
-  });
+  };
+}
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  await startTracing(options.config.otlpEndpoint);
+  const assembled = await assembleGateway(options);
+  const { opened, ctx, ai, registry, forwarder, sealer, drain, closing } = assembled;
+  const app = createHttpApp(assembled.http);
   const { host, port } = options.config.gateway;
   let listening: Listening;
   try {
     listening = await listen(app, host, port, ctx.logger);
   } catch (error) {
-    await ai.close();
-    await opened.close();
+    await assembled.close();
     throw error;
   }
   const { server } = listening;
+  /** After the last request: the background work, then every usage event appended, then the log. */
+  const stop = async (): Promise<{ durable: boolean }> => {
+    await forwarder?.stop();
+    await sealer.stop();
+    await ai.close();
+    const durable = ai.usage.retrying === 0;
+    await opened.close();
+    await tracing().flush();
+    return { durable };
+  };
   ai.start();
   forwarder?.start();
   sealer.start();
@@ -210,15 +285,30 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     storeLocation: opened.store.location,
     ctx,
     registry,
+    announceDrain: () => drain.announce(),
+    async drain(deadline) {
+      return finishDraining(server, drain, deadline, { stop });
+    },
     async close() {
+      closing.abort();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      await forwarder?.stop();
-      await sealer.stop();
-      await ai.close();
-      await opened.close();
+      await stop();
     },
   };
+}
+
+/** `studio_kafka_forwarder_lag_events`: events of the log not yet acknowledged by Kafka (counted up to a cap). */
+function watchForwarderLag(ctx: GatewayContext, forwarder: GatewayForwarder): void {
+  ctx.metrics.sampled(
+    'studio_kafka_forwarder_lag_events',
+    'Events of the log the Kafka forwarder has not had acknowledged yet (counted up to 10,000)',
+    'topic',
+    async () => {
+      const status = await forwarder.status().catch(() => undefined);
+      return status ? [[status.topic, status.lag]] : [];
+    },
+  );
 }

@@ -7,6 +7,7 @@ import { clientKeyOf } from '../../shared/http/client-key.ts';
 import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import { AttachmentSchema, MAX_ATTACHMENT_BYTES } from './attachments.ts';
 import type { LiveBus } from './live.ts';
+import { CompletedTurn, HistoryPage, Message, pageOf, QueuedTurn, Session, SystemInfo } from './schemas.ts';
 import type { SessionService } from './service.ts';
 import { sessionStreamId } from './session.ts';
 import { eventView, resumePoint, streamSession } from './sse.ts';
@@ -30,6 +31,8 @@ export interface SdkRouteDeps {
   heartbeatMs: number;
   /** Bounds the event streams one client holds open. */
   openStreams: OpenStreamLimit;
+  /** Registers how to end an event stream when the process drains. */
+  onDrain?: (goAway: () => void) => () => void;
 }
 
 const limit = z.coerce.number().int().min(1).max(200).default(50);
@@ -65,6 +68,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       method: 'GET',
       path: base,
       input: z.strictObject({ limit, cursor }),
+      output: pageOf(Session),
       handler: (q) => {
         const after = decodeCursor(q.cursor);
         const all = sessions
@@ -85,6 +89,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       method: 'POST',
       path: base,
       status: 201,
+      output: Session,
       input: z.strictObject({
         title: z.string().max(200).optional(),
         model: z.string().min(1).max(200).optional(),
@@ -106,6 +111,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       path: `${base}/:id`,
       params,
       input: noInput,
+      output: Session,
       handler: (_input, { params: view }) => sessionView(view),
     }),
 
@@ -113,6 +119,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       method: 'GET',
       path: `${base}/:id/history`,
       params,
+      output: HistoryPage,
       input: z.strictObject({
         after: z.coerce.number().int().min(-1).default(-1),
         limit: z.coerce.number().int().min(1).max(1000).default(200),
@@ -133,6 +140,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       method: 'GET',
       path: `${base}/:id/messages`,
       params,
+      output: pageOf(Message),
       input: z.strictObject({ limit, cursor }),
       handler: (q, { params: view }) => {
         const after = decodeCursor(q.cursor);
@@ -149,6 +157,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       method: 'GET',
       path: `${base}/:id/system`,
       params,
+      output: SystemInfo,
       input: noInput,
       handler: async (_input, { params: { session } }) => {
         const agent = await deps.agentSystem();
@@ -166,6 +175,8 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       method: 'POST',
       path: `${base}/:id/prompt`,
       params,
+      // 200 with the turn when it waited; 202 when it was only queued.
+      output: z.union([CompletedTurn, QueuedTurn]),
       input: z.strictObject({
         text: z.string().refine((t) => t.trim().length > 0, 'text must not be empty'),
         attachments: z.array(AttachmentSchema).max(20).optional(),
@@ -193,6 +204,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       path: `${base}/:id/fork`,
       params,
       status: 201,
+      output: Session,
       input: z.strictObject({ at_revision: z.number().int().optional() }),
       handler: async (body, { params: { session } }) =>
         sessionView(await sessions.fork(session.id, body.at_revision)),
@@ -202,6 +214,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       method: 'GET',
       path: `${base}/:id/events`,
       params,
+      produces: ['text/event-stream'],
       input: noInput,
       handler: async (_input, { params: { session }, req, res }) => {
         const after = resumePoint(req);
@@ -214,6 +227,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
           sessionId: session.id,
           after,
           heartbeatMs: deps.heartbeatMs,
+          ...(deps.onDrain ? { onDrain: deps.onDrain } : {}),
         });
         return undefined;
       },

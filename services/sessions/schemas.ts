@@ -3,7 +3,8 @@ import { z } from 'zod';
 /**
  * The shapes of a session as the session routes (`/api/sdk/*`) answer them: the one source of the
  * server's views (`projections/sessions.ts`), the session events' parts and the SDK's types
- * (`sdk/types.ts` infers from here). This module imports nothing but zod: the SDK build compiles it.
+ * (`sdk/types.ts` infers from here). This module imports nothing but zod and the zod-only error
+ * envelope of `shared/`: the SDK build compiles it.
  */
 
 export const ToolState = z.enum(['pending', 'running', 'completed', 'error']);
@@ -133,15 +134,5 @@ export type HistoryPage = z.infer<typeof HistoryPage>;
 /** A page of a list ordered by an opaque cursor (sessions, messages). */
 export type Page<Item> = z.infer<ReturnType<typeof pageOf<z.ZodType<Item>>>>;
 
-/** The error envelope of every non-2xx answer (`ApiError.toBody` in `shared/errors.ts`). */
-export const ApiErrorBody = z.strictObject({
-  error: z.strictObject({
-    type: z.string(),
-    code: z.string(),
-    message: z.string(),
-    param: z.string().optional(),
-    details: z.unknown().optional(),
-    request_id: z.string(),
-  }),
-});
-export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
+/** The error envelope of every non-2xx answer, shared with the gateway (`shared/error-envelope.ts`). */
+export { ApiErrorBody } from '../../shared/error-envelope.ts';

@@ -197,6 +197,11 @@ export class SessionService {
     }
   }
 
+  /** Resolves true once every turn queued has run, false if `deadline` aborts first (draining). */
+  turnsDone(deadline: AbortSignal): Promise<boolean> {
+    return this.#turns.idle(deadline);
+  }
+
   async close(): Promise<void> {
     this.#turns.stop();
     await this.#commands.idle();

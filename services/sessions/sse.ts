@@ -59,6 +59,16 @@ const framesOf = (events: readonly StoredEvent[]) =>
   events.length === 1 ? frameOf(events[0] as StoredEvent) : batchFrameOf(events);
 const deltaFrameOf = memoized<PartDelta>((delta) => `event: part.delta\ndata: ${JSON.stringify(delta)}\n\n`);
 
+/** How soon a client told to go away reconnects (EventSource's `retry:`). */
+export const RECONNECT_AFTER_MS = 1_000;
+
+/**
+ * The last frame of a stream whose process is stopping: `retry:` for EventSource, and a
+ * `server.going_away` event (no id) naming the revision to resume after.
+ */
+export const goingAwayFrame = (cursor: number) =>
+  `retry: ${RECONNECT_AFTER_MS}\nevent: server.going_away\ndata: ${JSON.stringify({ reason: 'shutting_down', resume_after: cursor })}\n\n`;
+
 /**
  * Tails one session over SSE: stored events after the resume point (each once, `id:` = revision),
  * then live ones, plus live `part.delta` without ids, and a heartbeat comment every 15 s.
@@ -72,6 +82,8 @@ export async function streamSession(
     sessionId: string;
     after: number;
     heartbeatMs: number;
+    /** Registers how to end this stream when the process drains (`Drain.onBegin`). */
+    onDrain?: (goAway: () => void) => () => void;
   },
 ): Promise<void> {
   const { sessionId } = deps;
@@ -118,11 +130,18 @@ export async function streamSession(
   );
   const unsubscribeDeltas = deps.live.subscribe(sessionId, (delta) => write(deltaFrameOf(delta)));
   const stopHeartbeat = onHeartbeat(deps.heartbeatMs, () => write(': heartbeat\n\n'));
+  // Draining: the client is told to reconnect (to another process) from its last id, and let go.
+  const forgetDrain = deps.onDrain?.(() => {
+    write(goingAwayFrame(cursor));
+    closed = true;
+    res.end();
+  });
   const stop = () => {
     closed = true;
     stopHeartbeat();
     leave();
     unsubscribeDeltas();
+    forgetDrain?.();
   };
   res.on('close', stop);
 

@@ -1,4 +1,5 @@
 import type { EventStore } from '../../shared/event-store/types.ts';
+import { IdleWaiters } from '../../shared/idle-waiters.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { SessionCommands } from './commands.ts';
 import { sessionStreamId, type TurnAttachment } from './session.ts';
@@ -12,6 +13,9 @@ export class TurnQueue {
   readonly #waiters = new Map<string, (outcome: TurnOutcome) => void>();
   readonly #draining = new Set<string>();
   readonly #running = new Map<string, AbortController>();
+  /** The sessions' queues being run, and who waits for none to be. */
+  readonly #loops = new Set<Promise<void>>();
+  readonly #idle = new IdleWaiters(() => this.#loops.size === 0);
   #stopped = false;
 
   constructor(
@@ -44,9 +48,23 @@ export class TurnQueue {
   }
 
   /** Runs the session's queued turns until its queue is empty (once per session at a time). */
-  async drain(sessionId: string): Promise<void> {
-    if (this.#draining.has(sessionId)) return;
+  drain(sessionId: string): Promise<void> {
+    if (this.#draining.has(sessionId)) return Promise.resolve();
     this.#draining.add(sessionId);
+    const loop = this.#drain(sessionId).finally(() => {
+      this.#loops.delete(loop);
+      this.#idle.check();
+    });
+    this.#loops.add(loop);
+    return loop;
+  }
+
+  /** Resolves true once no session has a turn running or queued, false if `deadline` aborts first. */
+  idle(deadline: AbortSignal): Promise<boolean> {
+    return this.#idle.wait(deadline);
+  }
+
+  async #drain(sessionId: string): Promise<void> {
     try {
       for (;;) {
         if (this.#stopped) return;

@@ -165,10 +165,15 @@ export function studiosService(gw: GatewayContext) {
         service: 'studios',
         action: 'tokens/list',
         method: 'GET',
-        identities: admin,
-        summary: "List a studio's tokens (never their secrets)",
-        input: z.strictObject({ studio_id: studioId }),
-        handler: ({ studio_id }) => {
+        // A user token sees the tokens of its own studio (another studio_id is 403 studio_mismatch).
+        identities: ['admin', 'user'],
+        summary: "List a studio's tokens (never their secrets); a user token lists its own studio's",
+        input: z.strictObject({ studio_id: studioId.optional() }),
+        handler: (input, ctx) => {
+          const studio_id =
+            input.studio_id ?? (ctx.identity.kind === 'user' ? ctx.identity.studioId : undefined);
+          if (studio_id === undefined)
+            throw new ApiError('validation_failed', 'studio_id is required', { param: 'studio_id' });
           studioRecord(studio_id);
           const items = [...tokens().byId.values()]
             .filter((t) => t.studio_id === studio_id)

@@ -1,7 +1,13 @@
 import { z } from 'zod';
-import { type BudgetRecord, budgetsProjection, standingOf } from '../../projections/budgets.ts';
+import {
+  type BudgetRecord,
+  type BudgetsState,
+  budgetsProjection,
+  standingOf,
+} from '../../projections/budgets.ts';
 import { type GatewayContext, runCommand } from '../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
+import { budgetView } from './budget-view.ts';
 import {
   BUDGET_MODES,
   BUDGET_WINDOWS,
@@ -14,7 +20,6 @@ import { studioId } from './studio-id.ts';
 
 const admin = ['admin'] as const;
 const tokenId = z.string().min(1).max(100);
-const usd = (micro: number) => micro / 1_000_000;
 
 /** `/v1/studios/budgets/*`: spending caps per studio and per token, in USD, per UTC day, month or in total. */
 export function budgetActions(gw: GatewayContext) {
@@ -22,23 +27,6 @@ export function budgetActions(gw: GatewayContext) {
 
   const run = (command: BudgetCommand, ctx: ActionContext) =>
     runCommand(gw, budgetsStreamId(command.studioId), budgetsDecider, command, ctx.metadata);
-
-  /** A budget as clients see it, with where it stands now. */
-  function view(rule: BudgetRecord) {
-    const standing = standingOf(budgets(), rule, new Date().toISOString());
-    return {
-      studio_id: rule.studioId,
-      token_id: rule.tokenId,
-      amount_usd: usd(rule.amountMicroUsd),
-      window: rule.window,
-      mode: rule.mode,
-      spent_usd: usd(standing.spent),
-      reserved_usd: usd(standing.reserved),
-      remaining_usd: usd(standing.remaining),
-      resets_at: standing.resetsAt,
-      updated_at: rule.updated_at,
-    };
-  }
 
   const owner = { studio_id: studioId, token_id: tokenId.optional() };
 
@@ -68,7 +56,8 @@ export function budgetActions(gw: GatewayContext) {
           },
           ctx,
         );
-        return view(
+        return budgetView(
+          budgets(),
           budgets()
             .get(input.studio_id)!
             .rules.get(input.token_id ?? '')!,
@@ -86,7 +75,7 @@ export function budgetActions(gw: GatewayContext) {
         studioScope(gw, studio_id, undefined);
         const rules = [...(budgets().get(studio_id)?.rules.values() ?? [])];
         rules.sort((a, b) => (a.tokenId ?? '').localeCompare(b.tokenId ?? ''));
-        return { items: rules.map(view) };
+        return { items: rules.map((rule) => budgetView(budgets(), rule)) };
       },
     }),
     defineAction({

@@ -13,6 +13,7 @@ const WRAPPER_KEY = '$studio_json';
 /** A NUL or surrogate escape; a literal `\\u0000` in a string matches too, which only costs a wrapper. */
 const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/i;
 const WRAPPER_PREFIX = `{${JSON.stringify(WRAPPER_KEY)}:`;
+const STORED_WRAPPER_PREFIX = `{${JSON.stringify(WRAPPER_KEY)}: `;
 
 /** The JSON text to bind as a `jsonb` parameter (`$n::jsonb`). */
 export function toJsonbText(value: unknown): string {
@@ -25,6 +26,16 @@ export function toJsonbText(value: unknown): string {
 export function fromJsonb(stored: unknown): unknown {
   if (!isWrapper(stored)) return stored;
   return JSON.parse(stored[WRAPPER_KEY]);
+}
+
+/**
+ * The value `toJsonbText` was given, from a `jsonb` column read as text (`data::text`): one
+ * JSON.parse, and only text that starts like a wrapper is looked at again. PostgreSQL writes `jsonb`
+ * with `": "` between a key and its value, so a wrapper's text starts with `{"$studio_json": `.
+ */
+export function fromJsonbText(text: string): unknown {
+  const value: unknown = JSON.parse(text);
+  return text.startsWith(STORED_WRAPPER_PREFIX) ? fromJsonb(value) : value;
 }
 
 function isWrapper(value: unknown): value is { [WRAPPER_KEY]: string } {

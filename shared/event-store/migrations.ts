@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { fromRoot } from '../paths.ts';
 import type { SqlDriver } from './sql-driver.ts';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../infra/sql/', import.meta.url));
+const MIGRATIONS_DIR = `${fromRoot('infra', 'sql')}/`;
 /** Any constant shared by every process: serializes concurrent migrators on one database. */
 const MIGRATION_LOCK = 8_600_001;
 

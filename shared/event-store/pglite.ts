@@ -38,5 +38,5 @@ export async function openPgliteStore(
   const driver = pgliteDriver(db);
   await migrate(driver);
   // One process owns a PGlite directory, so in-process wake-ups are all the notification it needs.
-  return { store: new SqlEventStore('pglite', driver, { hooks }), driver };
+  return { store: new SqlEventStore('pglite', driver, { hooks, batchesInFlight: 1 }), driver };
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { AppendBatcher } from './append-batcher.ts';
 import { ChangeNotifier } from './change-notifier.ts';
-import { fromJsonb, toJsonbText } from './json-codec.ts';
+import { fromJsonbText, toJsonbText } from './json-codec.ts';
+import { type AppendRow, appendBatch, appendResult, type PendingAppend } from './sql-append.ts';
 import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
 import { catchUpThenLive } from './subscription.ts';
 import {
@@ -9,7 +11,6 @@ import {
   assertAppendable,
   assertReadableAll,
   assertStorableIdentifier,
-  DuplicateEventId,
   type EventMetadata,
   type EventStore,
   type EventStoreKind,
@@ -21,7 +22,6 @@ import {
   type StoreTestHooks,
   type SubscribeOptions,
   type SubscriptionItem,
-  WrongExpectedRevision,
 } from './types.ts';
 
 interface EventRow {
@@ -30,48 +30,35 @@ interface EventRow {
   revision: string | number;
   event_id: string;
   type: string;
-  /** As stored: decoded by `fromJsonb`. */
-  data: unknown;
-  metadata: unknown;
-  created_at: Date | string;
+  /** `jsonb` as text, decoded by `fromJsonbText`. */
+  data: string;
+  metadata: string;
+  /** Already ISO 8601 UTC. */
+  created_at: string;
 }
 
-const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, created_at';
-/** Only rows whose transaction is older than every transaction still open: nothing can commit before them. */
-const VISIBLE = 'transaction_id < pg_snapshot_xmin(pg_current_snapshot())';
+/**
+ * `jsonb` as text, parsed once by `fromJsonbText` (the drivers would parse it, then the codec look at
+ * it again), and the time formatted by the server as `toISOString` would (no Date parsed per row).
+ */
+const COLUMNS =
+  'position, stream_id, revision, event_id, type, data::text AS data, metadata::text AS metadata, ' +
+  `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+/**
+ * Only rows whose transaction is older than every transaction still open: nothing can commit before
+ * them. A subquery, so the snapshot is taken once per statement rather than once per row.
+ */
+const VISIBLE = 'transaction_id < (SELECT pg_snapshot_xmin(pg_current_snapshot()))';
 const NOTIFY_CHANNEL = 'studio_events';
 const MAX_ATTEMPTS = 5;
-/** Positions reserve 16 bits for the index of an event inside its append. */
+/** Positions reserve 16 bits for the index of an event inside its transaction (append or batch). */
 export const MAX_EVENTS_PER_APPEND = 65_536;
 
-const APPEND =
-  'SELECT outcome, revision, pos, clash FROM studio_append($1, $2, $3::uuid[], $4::text[], $5::text[], $6, $7)';
+/** Batches of appends committing at once, each its own transaction on its own connection of the pool. */
+const DEFAULT_BATCHES_IN_FLIGHT = 2;
+const MAX_APPENDS_PER_BATCH = 500;
 
-interface AppendRow {
-  outcome: 'ok' | 'duplicate' | 'duplicate_id' | 'wrong_expected' | 'empty';
-  revision: string | number | null;
-  pos: string | number | null;
-  clash: string | null;
-}
-
-function appendResult(
-  streamId: string,
-  expected: AppendOptions['expected'] & {},
-  row: AppendRow | undefined,
-): AppendResult {
-  switch (row?.outcome) {
-    case 'ok':
-    case 'duplicate':
-    case 'empty':
-      return { nextExpectedRevision: Number(row.revision), position: Number(row.pos) };
-    case 'duplicate_id':
-      throw new DuplicateEventId(row.clash ?? 'unknown');
-    case 'wrong_expected':
-      throw new WrongExpectedRevision(streamId, expected, Number(row.revision));
-    default:
-      throw new Error(`studio_append answered ${JSON.stringify(row)}`);
-  }
-}
+type Outcome = { row: AppendRow } | { error: unknown };
 
 /** The SQL event store shared by PGlite (embedded) and PostgreSQL (`pg`): same schema, same statements. */
 export class SqlEventStore implements EventStore {
@@ -84,44 +71,77 @@ export class SqlEventStore implements EventStore {
       hooks?: StoreTestHooks;
       notifyOnCommit?: boolean;
       onClose?: () => Promise<void>;
+      /** Batches of appends committing at once (PGlite runs one transaction at a time anyway). */
+      batchesInFlight?: number;
     } = {},
-  ) {}
+  ) {
+    this.#batcher = new AppendBatcher((batch) => this.#commitBatch(batch), {
+      maxInFlight: options.batchesInFlight ?? DEFAULT_BATCHES_IN_FLIGHT,
+      maxItems: MAX_APPENDS_PER_BATCH,
+      maxWeight: MAX_EVENTS_PER_APPEND,
+      weight: (append) => append.ids.length,
+    });
+  }
+
+  readonly #batcher: AppendBatcher<PendingAppend, Outcome>;
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
     assertAppendable(streamId, events);
     if (events.length > MAX_EVENTS_PER_APPEND) {
       throw new RangeError(`at most ${MAX_EVENTS_PER_APPEND} events per append, got ${events.length}`);
     }
-    const expected = options.expected ?? 'any';
-    const params = [
+    const append: PendingAppend = {
       streamId,
-      String(expected),
-      events.map((e) => e.id ?? randomUUID()),
-      events.map((e) => e.type),
-      events.map((e) => toJsonbText(e.data)),
-      toJsonbText(options.metadata),
-      this.options.notifyOnCommit === true,
-    ];
-    const hook = this.options.hooks?.beforeCommit;
-    for (let attempt = 1; ; attempt++) {
+      expected: options.expected ?? 'any',
+      ids: events.map((e) => e.id ?? randomUUID()),
+      types: events.map((e) => e.type),
+      data: events.map((e) => toJsonbText(e.data)),
+      metadata: toJsonbText(options.metadata),
+    };
+    const outcome = await this.#batcher.submit(append);
+    if ('error' in outcome) throw outcome.error;
+    return appendResult(append, outcome.row);
+  }
+
+  /** One batch: its appends in one transaction, each with its own outcome. */
+  async #commitBatch(batch: PendingAppend[]): Promise<Outcome[]> {
+    try {
+      return (await this.#commitOnce(batch)).map((row) => ({ row }));
+    } catch (error) {
+      // Two writers storing one event id at once: the loser's batch rolled back as a whole. Each
+      // of its appends goes again alone, so the race fails none of the others.
+      if (sqlState(error) !== UNIQUE_VIOLATION) throw error;
+      return Promise.all(batch.map((append) => this.#commitAlone(append)));
+    } finally {
+      // Also after a rollback: it may have been what held back events other appends committed.
+      this.changes.notify();
+    }
+  }
+
+  async #commitAlone(append: PendingAppend): Promise<Outcome> {
+    for (let attempt = 2; ; attempt++) {
       try {
-        // One statement is its own transaction; only the test hook needs one held open around it.
-        const rows = hook
-          ? await this.db.transaction(async (tx) => {
-              const result = await tx.query<AppendRow>(APPEND, params);
-              if (result.rows[0]?.outcome === 'ok') await hook(streamId);
-              return result.rows;
-            })
-          : (await this.db.query<AppendRow>(APPEND, params)).rows;
-        return appendResult(streamId, expected, rows[0]);
+        const [row] = await this.#commitOnce([append]);
+        return { row: row! };
       } catch (error) {
-        // Two writers storing one event id at once: the loser retries and then sees the winner's row.
-        if (sqlState(error) !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw error;
+        // The loser of the race retries and then sees the winner's row.
+        if (sqlState(error) !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) return { error };
       } finally {
-        // Also after a rollback: it may have been what held back events other appends committed.
         this.changes.notify();
       }
     }
+  }
+
+  async #commitOnce(batch: PendingAppend[]): Promise<AppendRow[]> {
+    const notify = this.options.notifyOnCommit === true;
+    const hook = this.options.hooks?.beforeCommit;
+    // One statement is its own transaction; only the test hook needs one held open around it.
+    if (!hook) return appendBatch(this.db, batch, notify);
+    return this.db.transaction(async (tx) => {
+      const rows = await appendBatch(tx, batch, notify);
+      for (const [i, row] of rows.entries()) if (row.outcome === 'ok') await hook(batch[i]!.streamId);
+      return rows;
+    });
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -136,6 +156,24 @@ export class SqlEventStore implements EventStore {
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
     assertReadableAll(options);
+    // Every subscriber of the whole log (the read models, the sealer…) wakes on the same append and
+    // asks for the same page: while one such read is under way, the others share its rows (stored
+    // events are never mutated by their readers) instead of decoding them again. Only a read begun
+    // since the last change notification is shared: it shows every append notified so far, so a
+    // subscriber that saw that notification misses nothing by taking it.
+    if (options.streamId !== undefined || options.types !== undefined) return this.#readAll(options);
+    const key = `${this.changes.version}:${options.after ?? 0}:${options.limit ?? ''}`;
+    const shared = this.#pageReads.get(key);
+    if (shared) return shared;
+    const read = this.#readAll(options).finally(() => this.#pageReads.delete(key));
+    this.#pageReads.set(key, read);
+    return read;
+  }
+
+  /** Reads of whole-log pages under way, by `after:limit`. */
+  readonly #pageReads = new Map<string, Promise<StoredEvent[]>>();
+
+  async #readAll(options: ReadAllOptions): Promise<StoredEvent[]> {
     await this.options.hooks?.beforeRead?.({ kind: 'readAll', options });
     const params: unknown[] = [options.after ?? 0, options.limit ?? null];
     let where = `position > $1 AND ${VISIBLE}`;
@@ -199,10 +237,9 @@ function toStoredEvent(row: EventRow): StoredEvent {
     revision: Number(row.revision),
     position: Number(row.position),
     type: row.type,
-    data: fromJsonb(row.data),
-    metadata: fromJsonb(row.metadata) as EventMetadata,
-    createdAt:
-      row.created_at instanceof Date ? row.created_at.toISOString() : new Date(row.created_at).toISOString(),
+    data: fromJsonbText(row.data),
+    metadata: fromJsonbText(row.metadata) as EventMetadata,
+    createdAt: row.created_at,
   };
 }
 

@@ -27,14 +27,25 @@ export async function* catchUpThenLive(
   let caughtUp = false;
   let retryMs = HIDDEN_RETRY_MIN_MS;
 
+  // While a full batch is being handed on, the next one is already being read: the database
+  // produces it while this process decodes and folds the current one.
+  let next: { seen: number; batch: Promise<StoredEvent[]> } | undefined;
   while (!signal.aborted) {
-    const seen = changes.version;
+    const pending = next ?? { seen: changes.version, batch: read(cursor, batchSize) };
+    next = undefined;
+    const seen = pending.seen;
     let batch: StoredEvent[];
     try {
-      batch = await read(cursor, batchSize);
+      batch = await pending.batch;
     } catch (error) {
       if (signal.aborted) return;
       throw error;
+    }
+    const last = batch.at(-1);
+    if (batch.length === batchSize && last !== undefined) {
+      next = { seen: changes.version, batch: read(cursorOf(last), batchSize) };
+      // Handled when awaited; a consumer that stops first leaves it unobserved.
+      next.batch.catch(() => undefined);
     }
     for (const event of batch) {
       if (signal.aborted) return;

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import type { ErrorCode } from '../errors.ts';
 import type { EventMetadata } from '../event-store/types.ts';
 import type { WireDialect } from './dialect.ts';
 import type { Identity, IdentityKind } from './identity.ts';
@@ -48,6 +49,12 @@ export interface Endpoint<Input = unknown, Params = unknown> {
   bodyLimitBytes?: number;
   /** Status of a successful JSON answer. Default 200. */
   status?: number;
+  /** The shape of a successful JSON answer, where one is declared: it describes the answer in the API's documents. */
+  output?: z.ZodType;
+  /** What a success answers when not (only) JSON: `text/event-stream`, `text/html`, `image/*`. Default JSON. */
+  produces?: readonly string[];
+  /** Errors the handler answers itself, beyond what its identities and input say (its own credential check). */
+  errors?: readonly ErrorCode[];
   handler(input: Input, ctx: ActionContext<Params>): Promise<ActionResult> | ActionResult;
 }
 

@@ -2,13 +2,23 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { defineRoute, noInput, withStatus } from './action.ts';
+import { notePattern, observeRequests } from '../observability/http.ts';
+import type { StudioMetrics } from '../observability/metrics.ts';
+import { metricsRoute, type ScrapeAccess } from '../observability/metrics-route.ts';
+import { tracing } from '../observability/tracing.ts';
+import { type AnyRoute, defineRoute, noInput } from './action.ts';
 import { LargeBodyBudget } from './body-budget.ts';
 import { identify, speak, type WireDialect } from './dialect.ts';
+import { docsRoute, mountDocsAssets } from './docs-page.ts';
+import type { Drain } from './drain.ts';
 import { errorMiddleware, sendError } from './errors.ts';
+import { GATEWAY_DOCUMENT_PATH, gatewayDocument } from './gateway-document.ts';
 import type { Authenticator, Identity } from './identity.ts';
+import type { OpenApiDocument } from './openapi.ts';
+import { type Readiness, readyRoute } from './probes.ts';
 import type { ActionRegistry } from './registry.ts';
 import { mountRoutes, REQUEST_ID, serve } from './serve.ts';
+import { isUnderV1, routeKeyOf, v1ActionOf } from './v1-path.ts';
 
 export { BODY_LIMIT_BYTES } from './serve.ts';
 
@@ -24,12 +34,22 @@ export interface HttpAppOptions {
   /** Bytes of request bodies over 1 MiB handled at once (default 256 MiB); beyond, 503 `overloaded`. */
   largeBodiesBudgetBytes?: number;
   /** GET /ready: 200 when `ready`, else 503 (for load balancers: send no traffic here yet). */
-  ready?: () => Promise<{ ready: boolean; body: Record<string, unknown> }>;
+  ready?: () => Promise<Readiness>;
+  /** Counts requests in flight, and refuses new ones once the process drains (see `Drain`). */
+  drain?: Drain;
   /**
    * Called before every `/v1` request, credential or not: throws (503 `unavailable`) while the
    * read models the API answers from cannot be trusted, so nothing is answered from stale state.
    */
   assertServing?: () => void;
+  /** Every request counted and timed, and GET /metrics for whom `scrapeAccess` allows. */
+  metrics?: { metrics: StudioMetrics; scrapeAccess: ScrapeAccess };
+  /** A browser session's credential (the console's cookie), used when a request sends no credential header. */
+  sessionCredential?: (req: Request) => string | undefined;
+  /** Endpoints outside `/v1` (the console's session), served and described in the API's document. */
+  routes?: readonly AnyRoute[];
+  /** Anything else outside `/v1` (the console's pages and assets), mounted before the 404. */
+  extraRoutes?: (app: Express) => void;
 }
 
 declare module 'express-serve-static-core' {
@@ -44,12 +64,24 @@ declare module 'express-serve-static-core' {
  * `dialectAt` names the wire dialect of the route at a path, known from the start so that every
  * answer of that route, the earliest refusals included, is in its shape.
  */
-export function baseApp(logger: Logger, dialectAt?: (path: string) => WireDialect | undefined): Express {
+export function baseApp(
+  logger: Logger,
+  dialectAt?: (path: string) => WireDialect | undefined,
+  drain?: Drain,
+  /** Metrics and traces of every request (`observeRequests`): first, so the request log runs inside. */
+  observe?: RequestHandler,
+): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  if (observe) app.use(observe);
 
+  // One middleware for what every request meets first (each layer of express's router costs a
+  // match and a turn through `next`): its id, its dialect, its log line, the drain's count, its
+  // Content-Encoding.
+  const log = requestLog(logger);
+  const draining = drain?.middleware();
   app.use((req, res, next) => {
     const incoming = req.header('x-request-id');
     req.requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -57,10 +89,10 @@ export function baseApp(logger: Logger, dialectAt?: (path: string) => WireDialec
     res.setHeader('x-request-id', req.requestId);
     const dialect = dialectAt?.(req.path);
     if (dialect) speak(req, res, dialect);
-    next();
+    log(req, res);
+    if (!draining) return next(refusedContentEncoding(req, res));
+    draining(req, res, (error?: unknown) => next(error ?? refusedContentEncoding(req, res)));
   });
-  app.use(requestLog(logger));
-  app.use(refuseUnknownContentEncoding);
   return app;
 }
 
@@ -68,66 +100,75 @@ export function baseApp(logger: Logger, dialectAt?: (path: string) => WireDialec
 const DECODED_CONTENT_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
 
 /** Any other Content-Encoding is refused at once, on every route, before a byte of the body is read. */
-const refuseUnknownContentEncoding: RequestHandler = (req, res, next) => {
+function refusedContentEncoding(req: Request, res: Response): ApiError | undefined {
   const encoding = req.headers['content-encoding'];
-  if (encoding === undefined || DECODED_CONTENT_ENCODINGS.has(encoding.trim().toLowerCase())) return next();
+  if (encoding === undefined || DECODED_CONTENT_ENCODINGS.has(encoding.trim().toLowerCase()))
+    return undefined;
   res.setHeader('Connection', 'close');
-  next(
-    new ApiError(
-      'unsupported_media_type',
-      'this Content-Encoding is not supported: send the body as identity, gzip, deflate or br',
-      { headers: { 'Accept-Encoding': 'gzip, deflate, br' } },
-    ),
+  return new ApiError(
+    'unsupported_media_type',
+    'this Content-Encoding is not supported: send the body as identity, gzip, deflate or br',
+    { headers: { 'Accept-Encoding': 'gzip, deflate, br' } },
   );
-};
+}
+
+/** How metrics name a `/v1/{service}/{action}` request no action served (an unknown action, a 405). */
+const V1_ACTION_PATTERN = '/v1/:service/*action';
 
 /** The gateway's HTTP shell: request ids, logs, JSON bodies, identities, the action registry, errors. */
 export function createHttpApp(options: HttpAppOptions): Express {
   const { registry, authenticator, logger } = options;
-  const app = baseApp(logger, (path) => registry.dialectAt(path));
+  const observed = options.metrics;
+  const app = baseApp(
+    logger,
+    (path) => registry.dialectAt(path),
+    options.drain,
+    observed && observeRequests(observed.metrics, tracing()),
+  );
   const largeBodies = new LargeBodyBudget(options.largeBodiesBudgetBytes);
 
-  mountRoutes(app, probeRoutes(options));
+  const routes = appRoutes(options);
+  mountRoutes(app, routes.open);
+  mountDocsAssets(app, GATEWAY_DOCUMENT_PATH);
 
-  app.use('/v1', (req, _res, next) => {
+  // Everything under /v1 in one middleware that reads the path itself, rather than express's router
+  // matching a pattern per layer: the same answers (paths case-insensitive, a trailing slash allowed
+  // on the GET routes, percent-decoding per segment), for a fraction of the work.
+  const v1Routes = new Map(routes.v1.map((route) => [routeKeyOf(route.path), route]));
+  app.use((req, res, next) => {
+    const path = req.path;
+    if (!isUnderV1(path)) return next();
     try {
       options.assertServing?.();
-      req.identity = identify(authenticator, req);
-      next();
+      req.identity = identify(authenticator, req, options.sessionCredential);
     } catch (error) {
-      next(error);
+      return next(error);
     }
-  });
-
-  mountRoutes(app, [
-    defineRoute({
-      method: 'GET',
-      path: '/v1/services',
-      identities: [],
-      input: noInput,
-      handler: (_input, { identity }) => {
-        if (identity.kind === 'guest')
-          throw new ApiError('unauthenticated', 'this route needs a user token or the admin key');
-        return { items: registry.services().map(({ id, name, env }) => ({ id, name, env })) };
-      },
-    }),
-  ]);
-  app.all('/v1/services', (req, _res, next) => {
-    next(
-      new ApiError('method_not_allowed', `${req.method} is not allowed here; use GET`, {
-        headers: { Allow: 'GET' },
-      }),
-    );
-  });
-
-  app.all('/v1/:service/*action', async (req, res, next) => {
+    const route = v1Routes.get(routeKeyOf(path));
+    if (route) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        return next(
+          new ApiError('method_not_allowed', `${req.method} is not allowed here; use GET`, {
+            headers: { Allow: 'GET' },
+          }),
+        );
+      }
+      serve(route, req, res, {}, {}).catch(next);
+      return;
+    }
+    let action: ReturnType<typeof v1ActionOf>;
     try {
-      await dispatch(registry, largeBodies, req, res);
+      action = v1ActionOf(path);
     } catch (error) {
-      next(error);
+      return next(error);
     }
+    if (action === undefined) return next();
+    notePattern(res, V1_ACTION_PATTERN);
+    dispatch(registry, largeBodies, action.service, action.action, req, res).catch(next);
   });
 
+  mountRoutes(app, options.routes ?? []);
+  options.extraRoutes?.(app);
   app.use((req, res) => {
     sendError(res, new ApiError('not_found', `no route ${req.method} ${req.path}`));
   });
@@ -135,27 +176,54 @@ export function createHttpApp(options: HttpAppOptions): Express {
   return app;
 }
 
+/**
+ * The routes beside the registry's actions: the probes and the reference page, open to all, and
+ * `/v1/services` and the API's document behind the `/v1` credential check.
+ */
+function appRoutes(options: HttpAppOptions) {
+  const { registry } = options;
+  const { metrics } = options;
+  const open = [
+    ...probeRoutes(options),
+    docsRoute('Studio gateway API'),
+    ...(metrics ? [metricsRoute(metrics.metrics, metrics.scrapeAccess)] : []),
+  ];
+  // Made on first use: serving it costs the start nothing.
+  let document: OpenApiDocument | undefined;
+  const v1: AnyRoute[] = [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/services',
+      identities: ['user', 'admin'],
+      input: noInput,
+      handler: () => ({ items: registry.services().map(({ id, name, env }) => ({ id, name, env })) }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: GATEWAY_DOCUMENT_PATH,
+      identities: [],
+      input: noInput,
+      handler: () => describe(),
+    }),
+  ];
+  const describe = () => {
+    document ??= gatewayDocument(registry, [...open, ...v1, ...(options.routes ?? [])]);
+    return document;
+  };
+  return { open, v1, describe };
+}
+
+/** The gateway's OpenAPI document, as `createHttpApp(options)` serves it (for writing it to a file). */
+export function gatewayApiDocument(options: HttpAppOptions): OpenApiDocument {
+  return appRoutes(options).describe();
+}
+
 /** GET /health, always 200 while the process serves, and GET /ready for load balancers. */
 function probeRoutes({ health, ready }: HttpAppOptions) {
-  const probes = [
+  return [
     defineRoute({ method: 'GET', path: '/health', identities: [], input: noInput, handler: () => health() }),
+    ...(ready ? [readyRoute(ready)] : []),
   ];
-  if (ready) {
-    probes.push(
-      defineRoute({
-        method: 'GET',
-        path: '/ready',
-        identities: [],
-        input: noInput,
-        handler: async (_input, { res }) => {
-          const answer = await ready();
-          if (!answer.ready) res.setHeader('Retry-After', '1');
-          return withStatus(answer.ready ? 200 : 503, answer.body);
-        },
-      }),
-    );
-  }
-  return probes;
 }
 
 /**
@@ -164,8 +232,8 @@ function probeRoutes({ health, ready }: HttpAppOptions) {
  * One `close` listener and no per-request child logger (pino-http made one per request even when
  * the level dropped its line): at LOG_LEVEL=warn a 2xx costs next to nothing.
  */
-function requestLog(logger: Logger): RequestHandler {
-  return (req, res, next) => {
+function requestLog(logger: Logger): (req: Request, res: Response) => void {
+  return (req, res) => {
     const start = Date.now();
     // `close` comes once per response: after `finish`, or alone when the connection went first.
     res.once('close', () => {
@@ -181,7 +249,6 @@ function requestLog(logger: Logger): RequestHandler {
       if (failed) logger.error(line, 'request errored');
       else logger.info(line, completed ? 'request completed' : 'request aborted');
     });
-    next();
   };
 }
 
@@ -201,11 +268,11 @@ export function withoutQueryValues(url: string): string {
 async function dispatch(
   registry: ActionRegistry,
   largeBodies: LargeBodyBudget,
+  service: string,
+  actionName: string,
   req: Request,
   res: Response,
 ): Promise<void> {
-  const service = req.params.service as string;
-  const actionName = ([] as string[]).concat(req.params.action as string | string[]).join('/');
   const found = registry.resolve(req.method, service, actionName);
   if (found.kind === 'not_found') {
     throw new ApiError(

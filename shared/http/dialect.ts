@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import type { z } from 'zod';
 import type { ApiError } from '../errors.ts';
 import type { Authenticator, Identity } from './identity.ts';
 
@@ -16,6 +17,8 @@ export interface WireDialect {
   requestIdHeaders?: readonly string[];
   /** The body of an error answer, in place of the one envelope. */
   errorBody(error: ApiError, requestId: string): unknown;
+  /** The shape of `errorBody`'s answers, for the API's documents. */
+  errorSchema?: z.ZodType;
 }
 
 declare module 'express-serve-static-core' {
@@ -35,10 +38,16 @@ export function speak(req: Request, res: Response, dialect: WireDialect): void {
  * `Authorization: Bearer …` as everywhere; where the dialect names a credential header and no
  * Authorization was sent, that header's value (a client configured with an API key sends only it).
  */
-export function identify(authenticator: Authenticator, req: Request): Identity {
+export function identify(
+  authenticator: Authenticator,
+  req: Request,
+  sessionCredential?: (req: Request) => string | undefined,
+): Identity {
   const authorization = req.header('authorization');
   const header = req.dialect?.credentialHeader;
   const key = header === undefined ? undefined : req.header(header)?.trim();
   if (!authorization && key) return authenticator.identifyCredential(key);
+  const session = authorization ? undefined : sessionCredential?.(req);
+  if (session) return authenticator.identifyCredential(session);
   return authenticator.identify(authorization);
 }

@@ -1,8 +1,10 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { z } from 'zod';
 import { ApiError } from '../errors.ts';
+import { noteEndpoint } from '../observability/http.ts';
 import { type ActionContext, type AnyEndpoint, type AnyRoute, StatusAnswer } from './action.ts';
 import { type LargeBodyBudget, SMALL_BODY_BYTES } from './body-budget.ts';
+import { Drain } from './drain.ts';
 import { validationError } from './errors.ts';
 import { actorOf, type Identity, type IdentityKind } from './identity.ts';
 
@@ -32,6 +34,23 @@ export async function serve(
   policy: ServePolicy = {},
   /** The path's params when the router did not set them (a registry action named with `:params`). */
   pathParams: Record<string, unknown> = { ...req.params },
+): Promise<void> {
+  noteEndpoint(res, endpoint);
+  // A draining process waits for the handler too, not only for the answer's close.
+  const release = Drain.hold(req);
+  try {
+    await serveHeld(endpoint, req, res, policy, pathParams);
+  } finally {
+    release();
+  }
+}
+
+async function serveHeld(
+  endpoint: AnyEndpoint,
+  req: Request,
+  res: Response,
+  policy: ServePolicy,
+  pathParams: Record<string, unknown>,
 ): Promise<void> {
   authorize(endpoint.identities ?? policy.identities ?? ['user'], req.identity);
   // The body is read only once the caller is known to be allowed, and up to this endpoint's limit;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Express } from 'express';
+import { ConfigError } from '../config.ts';
 import { ApiError, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
@@ -30,9 +31,17 @@ export async function listen(app: Express, host: string, port: number, logger: L
     answerClientError(error, socket, logger);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new ConfigError(
+              `${host}:${port} is already in use (another Studio?): stop it or choose another port`,
+            )
+          : error,
+      );
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { noteSseOpened } from '../observability/http.ts';
 
 /**
  * Starts an SSE answer: no buffering by proxies. The headers leave with the first event, in the same
@@ -13,6 +14,7 @@ export function openSse(res: Response): void {
   res.setHeader('cache-control', 'no-cache, no-transform');
   res.setHeader('connection', 'keep-alive');
   res.setHeader('x-accel-buffering', 'no');
+  noteSseOpened(res.req, res);
   setImmediate(() => {
     if (!res.headersSent && !res.destroyed) res.flushHeaders();
   });

@@ -44,16 +44,26 @@ export async function postgresCounters(connectionString: string): Promise<Counte
   const pool = new pg.Pool({ connectionString, max: 4 });
   pool.on('error', () => undefined); // an idle client's error surfaces on its next use
   try {
-    await pool.query(
-      `CREATE TABLE IF NOT EXISTS ${COUNTERS_TABLE} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
-    );
-    await pool.query(CREATE_LEASES_TABLE);
-  } catch (error) {
-    // Two processes creating it at once: the loser sees a duplicate type, and the table is there.
-    if ((error as { code?: string }).code !== '23505') {
-      await pool.end();
+    // One process at a time (a transaction-scoped advisory lock): two creating the tables at once
+    // would race on their row types (`type … already exists`) even with IF NOT EXISTS.
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('${COUNTERS_TABLE}'))`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${COUNTERS_TABLE} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
+      );
+      await client.query(CREATE_LEASES_TABLE);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
       throw error;
+    } finally {
+      client.release();
     }
+  } catch (error) {
+    await pool.end();
+    throw error;
   }
   // Rows of keys that were never seen again; an hour after they expired they go.
   const sweep = async () => {

@@ -5,9 +5,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Request, Response } from 'express';
+import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chatCompletionsAction } from '../../services/ai/actions/chat-completions.ts';
 import { streamAction } from '../../services/ai/actions/text.ts';
+import { AiMetrics } from '../../services/ai/ai-metrics.ts';
 import { CacheTicket } from '../../services/ai/cache/ticket.ts';
 import type { ChatChunk } from '../../services/ai/chat/wire.ts';
 import type { AiDeps } from '../../services/ai/deps.ts';
@@ -69,6 +71,7 @@ async function run(
     limits: NO_RATE_LIMITS,
     routes: { get: () => undefined, inFlight: new InFlight() },
     cache: { lookup: async () => new CacheTicket('bypass') },
+    metrics: new AiMetrics(new Registry()),
   } as unknown as AiDeps;
   const { handler } = action(deps);
   const server = createServer((req, res) => {

@@ -685,6 +685,65 @@ export function eventStoreContract(
       });
     });
 
+    describe('many streams at once (a store may commit them together)', () => {
+      it('every append keeps its own expected revision, idempotency and outcome', async () => {
+        const existing = streamId('mixed-existing');
+        await store.append(existing, events(2), { expected: 'no_stream', metadata: META });
+        const stored = event();
+        const storedIn = streamId('mixed-stored');
+        const first = await store.append(storedIn, [stored], { metadata: META });
+        const fresh = Array.from({ length: 12 }, (_, i) => ({
+          s: streamId(`mixed-${i}`),
+          batch: events(1 + (i % 3)),
+        }));
+
+        const outcomes = await Promise.allSettled([
+          ...fresh.map(({ s, batch }) => store.append(s, batch, { expected: 'no_stream', metadata: META })),
+          store.append(existing, [event()], { expected: 0, metadata: META }),
+          store.append(existing, [event()], { expected: 'no_stream', metadata: META }),
+          store.append(storedIn, [stored], { expected: 'no_stream', metadata: META }),
+          store.append(streamId('mixed-clash'), [stored], { metadata: META }),
+          store.append(existing, [], { expected: 1, metadata: META }),
+          store.append(streamId('mixed-missing'), [event()], { expected: 'stream_exists', metadata: META }),
+        ]);
+        const [wrongRevision, wrongNoStream, retry, clash, empty, missing] = outcomes.slice(fresh.length);
+
+        expect(wrongRevision).toMatchObject({
+          status: 'rejected',
+          reason: { streamId: existing, actual: 1 },
+        });
+        expect(wrongNoStream).toMatchObject({
+          status: 'rejected',
+          reason: { expected: 'no_stream', actual: 1 },
+        });
+        expect(retry).toEqual({ status: 'fulfilled', value: first });
+        expect(clash).toMatchObject({ status: 'rejected', reason: { eventId: stored.id } });
+        expect((clash as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateEventId);
+        expect(empty).toMatchObject({ status: 'fulfilled', value: { nextExpectedRevision: 1 } });
+        expect((missing as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedRevision);
+
+        const seen = new Set<number>();
+        for (const [i, { s, batch }] of fresh.entries()) {
+          const outcome = outcomes[i]!;
+          if (outcome.status !== 'fulfilled')
+            throw new Error(`append ${i} failed: ${String(outcome.reason)}`);
+          const inStream = await store.readStream(s);
+          expect(ids(inStream)).toEqual(ids(batch));
+          expect(outcome.value).toEqual({
+            nextExpectedRevision: batch.length - 1,
+            position: inStream.at(-1)!.position,
+          });
+          for (const e of inStream) seen.add(e.position);
+        }
+        // Every position is its own, and the log holds each event once.
+        expect(seen.size).toBe(fresh.reduce((n, f) => n + f.batch.length, 0));
+        await settled();
+        const fromLog = (await store.readAll({ after: first.position })).filter((e) => seen.has(e.position));
+        expect(fromLog).toHaveLength(seen.size);
+        expect((await store.readStream(existing)).length).toBe(2);
+      });
+    });
+
     describe('subscribe', () => {
       it('whole log: catch-up, exactly one $caught_up, then live events; ends cleanly on abort', async () => {
         const base = await settled();

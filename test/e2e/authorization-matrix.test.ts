@@ -38,7 +38,8 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/studios/remove',          401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/settings',        401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/tokens/apply',    401,   403,  403,   403,    401,     201],
-  ['GET /v1/studios/tokens/list',      401,   403,  403,   403,    401,     200],
+  // the tokens of studio A: its own user lists them, another studio's token names a studio not its own
+  ['GET /v1/studios/tokens/list',      401,   200,  403,   403,    401,     200],
   ['POST /v1/studios/tokens/revoke',   401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/budgets/set',     401,   403,  403,   403,    401,     200],
   ['GET /v1/studios/budgets/list',     401,   403,  403,   403,    401,     200],
@@ -53,8 +54,13 @@ const MATRIX: readonly Row[] = [
   ['GET /v1/services',                 401,   200,  200,   403,    401,     200],
   ['GET /v1/audit/events',             401,   403,  403,   403,    401,     200],
   ['GET /v1/audit/verify',             401,   403,  403,   403,    401,     200],
+  // a live tail (SSE) of studio A's usage: the admin may follow any stream, a user its studio's usage only
+  ['GET /v1/audit/events/follow',      401,   200,  403,   403,    401,     200],
   ['GET /health',                      200,   200,  200,   200,    200,     200],
   ['GET /ready',                       200,   200,  200,   200,    200,     200],
+  // the API's description and its reference page: for anyone (a credential, if sent, is still checked on /v1)
+  ['GET /v1/openapi.json',             200,   200,  200,   403,    401,     200],
+  ['GET /docs',                        200,   200,  200,   200,    200,     200],
   ['GET /v1/ai/models',                401,   200,  200,   403,    401,     200],
   ['POST /v1/ai/text',                 401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/stream',               401,   200,  200,   403,    401,     403],
@@ -95,9 +101,27 @@ const MATRIX: readonly Row[] = [
 /** Cells whose error is not the default of their status. */
 const CODES: Record<string, Partial<Record<Who, string>>> = {
   'GET /v1/ai/usage': { other: 'studio_mismatch' },
+  'GET /v1/studios/tokens/list': { other: 'studio_mismatch' },
   'POST /v1/accounts/login': { other: 'studio_mismatch' },
   'POST /v1/accounts/oauth/start': { other: 'studio_mismatch' },
 };
+
+/** Routes whose success is a stream that stays open: judged by status and headers, then closed. */
+const STREAMS: ReadonlySet<string> = new Set(['GET /v1/audit/events/follow']);
+
+/** A request whose answer may be an endless stream: the body is read only when it is not one. */
+async function openOrCall(fx: Fixture, path: string, token: string | undefined): Promise<ApiResponse> {
+  const res = await fetch(`${fx.gw.url}${path}`, {
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+  });
+  expect(res.headers.get('x-request-id')).toBeTruthy();
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, headers: res.headers, json: undefined, text: '' };
+  }
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: JSON.parse(text), text };
+}
 
 /** Routes that answer errors in Anthropic's shape rather than the one envelope. */
 const ANTHROPIC_SHAPED: ReadonlySet<string> = new Set([
@@ -243,8 +267,13 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   'GET /v1/services': async () => ({ path: '/v1/services' }),
   'GET /v1/audit/events': async () => ({ path: '/v1/audit/events?limit=5' }),
   'GET /v1/audit/verify': async () => ({ path: '/v1/audit/verify' }),
+  'GET /v1/audit/events/follow': async (fx) => ({
+    path: `/v1/audit/events/follow?stream=usage-${fx.studio.A}`,
+  }),
   'GET /health': async () => ({ path: '/health' }),
   'GET /ready': async () => ({ path: '/ready' }),
+  'GET /v1/openapi.json': async () => ({ path: '/v1/openapi.json' }),
+  'GET /docs': async () => ({ path: '/docs' }),
   'GET /v1/ai/models': async () => ({ path: '/v1/ai/models' }),
   'POST /v1/ai/text': async () => ({ path: '/v1/ai/text', body: { model: 'dev/echo', prompt: 'hi' } }),
   'POST /v1/ai/stream': async () => ({ path: '/v1/ai/stream', body: { model: 'dev/echo', prompt: 'hi' } }),
@@ -418,7 +447,8 @@ it('the matrix covers every route the gateway serves, each once', () => {
     .services()
     .flatMap((s) => s.actions.map((a) => `${a.method} /v1/${s.id}/${a.action}`));
   expect(served.length).toBeGreaterThan(10);
-  expect([...routes].sort()).toEqual(['GET /health', 'GET /ready', 'GET /v1/services', ...served].sort());
+  const own = ['GET /health', 'GET /ready', 'GET /v1/services', 'GET /v1/openapi.json', 'GET /docs'];
+  expect([...routes].sort()).toEqual([...own, ...served].sort());
 });
 
 for (const [route, ...statuses] of MATRIX) {
@@ -431,7 +461,9 @@ for (const [route, ...statuses] of MATRIX) {
         const request = await REQUESTS[route]!(fx, who);
         // `:id` in a route stands for the id its request names.
         expect(request.path.split('?')[0]).toMatch(new RegExp(`^${path.replace(/:[a-z]+/g, '[^/]+')}$`));
-        const res = await fx.gw.api(method, request.path, { token: fx.credential[who], body: request.body });
+        const res = STREAMS.has(route)
+          ? await openOrCall(fx, request.path, fx.credential[who])
+          : await fx.gw.api(method, request.path, { token: fx.credential[who], body: request.body });
         if (status < 300) {
           expect(res.status, res.text).toBe(status);
           expect(res.headers.get('content-type'), res.text).toMatch(

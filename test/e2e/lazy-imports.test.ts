@@ -6,17 +6,27 @@ import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
 
 // The event-store adapters, kafkajs and ioredis weigh tens of MB once loaded: a gateway loads only
 // the ones its configuration uses (shared/event-store/open.ts, services/forwarder/gateway.ts,
-// shared/rate-limit/counters.ts).
+// shared/rate-limit/counters.ts), and OpenTelemetry only when traces are asked for
+// (shared/observability/tracing.ts).
 
 const root = join(import.meta.dirname, '..', '..');
-const LIBRARIES = /\/node_modules\/(pg|pg-pool|@electric-sql\/pglite|@kurrent\/[^/]+|kafkajs|ioredis)\//;
+const LIBRARIES =
+  /\/node_modules\/(pg|pg-pool|@electric-sql\/pglite|@kurrent\/[^/]+|kafkajs|ioredis|@opentelemetry\/[^/]+)\//;
 const redisUrl = await reachableRedis();
 
-async function librariesLoaded(store: 'memory' | 'pglite', redis?: string): Promise<string[]> {
+async function librariesLoaded(store: 'memory' | 'pglite', redis?: string, otlp?: string): Promise<string[]> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ['--import', 'tsx', 'test/support/loaded-modules.ts'],
-    { cwd: root, env: { ...process.env, LOADED_STORE: store, LOADED_REDIS_URL: redis ?? '' } },
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        LOADED_STORE: store,
+        LOADED_REDIS_URL: redis ?? '',
+        LOADED_OTLP_ENDPOINT: otlp ?? '',
+      },
+    },
   );
   const urls: string[] = JSON.parse(stdout);
   expect(urls.some((url) => url.endsWith('/services/gateway/gateway.ts'))).toBe(true);
@@ -24,12 +34,21 @@ async function librariesLoaded(store: 'memory' | 'pglite', redis?: string): Prom
 }
 
 describe('a gateway loads only the libraries its configuration needs', () => {
-  it('memory store, no Kafka: no store client and no kafkajs', async () => {
+  it('memory store, no Kafka, no traces: no store client, no kafkajs, no OpenTelemetry', async () => {
     expect(await librariesLoaded('memory')).toEqual([]);
   });
 
   it('PGlite store, no Kafka: PGlite only', async () => {
     expect(await librariesLoaded('pglite')).toEqual(['@electric-sql/pglite']);
+  });
+
+  it('with OTEL_EXPORTER_OTLP_ENDPOINT: the OpenTelemetry SDK and its OTLP/HTTP exporter', async () => {
+    // Nothing listens there: the gateway starts and closes without having exported anything.
+    const loaded = await librariesLoaded('memory', undefined, 'http://127.0.0.1:9');
+    expect(loaded).toEqual(
+      expect.arrayContaining(['@opentelemetry/sdk-node', '@opentelemetry/exporter-trace-otlp-http']),
+    );
+    expect(loaded.every((name) => name.startsWith('@opentelemetry/'))).toBe(true);
   });
 
   it.skipIf(redisUrl === undefined)(

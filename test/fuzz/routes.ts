@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AnyRoute } from '../../shared/http/action.ts';
+import type { AnyEndpoint, AnyRoute } from '../../shared/http/action.ts';
 import type { ActionRegistry } from '../../shared/http/registry.ts';
 import type { JsonSchema } from './from-schema.ts';
 
@@ -20,6 +20,10 @@ export interface FuzzRoute {
   dialect?: string;
 }
 
+/** An endpoint that answers only with an event stream (which stays open). */
+const onlyStreams = (endpoint: AnyEndpoint) =>
+  endpoint.produces?.length === 1 && endpoint.produces[0] === 'text/event-stream';
+
 const schemaOf = (schema: z.ZodType): JsonSchema =>
   z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as JsonSchema;
 
@@ -29,6 +33,8 @@ export function gatewayRoutes(registry: ActionRegistry): FuzzRoute[] {
     { server: 'gateway', method: 'GET', path: '/health', input: {}, destructive: false },
     { server: 'gateway', method: 'GET', path: '/ready', input: {}, destructive: false },
     { server: 'gateway', method: 'GET', path: '/v1/services', input: {}, destructive: false },
+    { server: 'gateway', method: 'GET', path: '/v1/openapi.json', input: {}, destructive: false },
+    { server: 'gateway', method: 'GET', path: '/docs', input: {}, destructive: false, page: true },
   ];
   for (const service of registry.services()) {
     for (const action of service.actions) {
@@ -38,8 +44,8 @@ export function gatewayRoutes(registry: ActionRegistry): FuzzRoute[] {
         path: `/v1/${action.service}/${action.action}`,
         input: schemaOf(action.input),
         destructive: action.method === 'POST',
-        stream: action.action === 'stream',
-        page: action.action === 'oauth/callback',
+        stream: onlyStreams(action),
+        page: action.produces?.includes('text/html') ?? false,
         ...(action.dialect ? { dialect: action.dialect.name } : {}),
       });
     }
@@ -56,6 +62,7 @@ export function runtimeRoutes(routes: readonly AnyRoute[]): FuzzRoute[] {
     input: schemaOf(route.input),
     // Stopping a plugin would take the fixtures' files away for the rest of the run.
     destructive: route.path === '/api/plugins/control',
-    stream: route.path.endsWith('/events'),
+    stream: onlyStreams(route),
+    page: route.produces?.includes('text/html') ?? false,
   }));
 }

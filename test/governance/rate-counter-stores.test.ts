@@ -88,3 +88,18 @@ describe('REDIS_URL that no Redis answers', () => {
     );
   });
 });
+
+describe('PostgreSQL counters opened by several processes at once', () => {
+  it.skipIf(!database)('every one starts: the tables are made once, under a lock', async () => {
+    const fresh = await freshPostgresDatabase();
+    try {
+      const stores = await Promise.all(Array.from({ length: 6 }, () => postgresCounters(fresh!.url)));
+      // Each works on the same tables: one lease of one taken, the second refused, by another process.
+      expect(await stores[0]!.leases.acquire('k', 'a', 1, 60_000)).toBe(true);
+      expect(await stores[5]!.leases.acquire('k', 'b', 1, 60_000)).toBe(false);
+      for (const store of stores) await store.close();
+    } finally {
+      await fresh?.drop();
+    }
+  });
+});

@@ -92,11 +92,21 @@ describe('plugin listing', () => {
     expect(files.availability).toEqual({ enabled: true, available: true, reasons: [] });
     expect(files.config.actions[0]).toEqual({
       name: 'read',
+      description: 'Read a UTF-8 text file of the workspace',
       supportsCommand: true,
       supportsApi: true,
       apiMethod: 'POST',
       apiPath: '/api/files/read',
+      // The form the console builds to run it: the same JSON Schema the model sees as the tool's parameters.
+      input: {
+        type: 'object',
+        properties: { path: { type: 'string', minLength: 1, maxLength: 1000 } },
+        required: ['path'],
+        additionalProperties: false,
+      },
     });
+    expect(files.config.actions[2].input).toMatchObject({ properties: { path: { type: 'string' } } });
+    expect(files.config.actions[2].input.required).toBeUndefined();
     const chat = res.json.plugins.find((p: { name: string }) => p.name === 'chat');
     expect(chat.pipelines).toEqual(['normalize']);
     expect(chat.effects).toEqual(['deliver-reply']);

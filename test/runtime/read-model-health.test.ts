@@ -17,10 +17,14 @@ function stackWithFailingReads() {
   return { reads, stack: () => started! };
 }
 
-describe('runtime /health', () => {
+describe('runtime /health and /ready', () => {
   const { reads, stack } = stackWithFailingReads();
 
-  it('says degraded while its read models cannot read the log, and ok once they follow it again', async () => {
+  it('says degraded (and not ready) while its read models cannot read the log, and ok once they follow it again', async () => {
+    const ready = await stack().call('GET', '/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.json).toMatchObject({ status: 'ready', event_store: { reachable: true } });
+
     const healthy = await stack().call('GET', '/health');
     expect(healthy.status).toBe(200);
     expect(healthy.json).toMatchObject({
@@ -43,9 +47,15 @@ describe('runtime /health', () => {
       read_models: { state: 'stalled', last_error: 'Error (ECONNRESET)' },
     });
     expect(Date.parse(degraded.json.read_models.stalled_since)).toBeLessThanOrEqual(Date.now());
+    const notReady = await stack().call('GET', '/ready');
+    expect(notReady.status).toBe(503);
+    expect(notReady.headers.get('retry-after')).toBe('1');
+    expect(notReady.json).toMatchObject({ status: 'not_ready', read_models: { state: 'stalled' } });
+    expect(notReady.json.not_ready).toEqual(['read_models: stalled, not live']);
 
     reads.failing = false;
     await until(async () => (await stack().call('GET', '/health')).json.status === 'ok', 'ok again');
+    await until(async () => (await stack().call('GET', '/ready')).status === 200, 'ready again');
     expect((await stack().call('GET', '/health')).json.read_models).toEqual({
       state: 'live',
       stalled_since: null,

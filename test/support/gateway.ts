@@ -31,6 +31,8 @@ export interface TestGatewayOptions {
   readModels?: GatewayOptions['readModels'];
   /** How often the log is sealed (default every 1,000 events or 1 s). */
   sealing?: GatewayOptions['sealing'];
+  /** More settings, as environment variables (`STUDIO_MAX_STREAMS_PER_CLIENT`, …). */
+  settings?: Record<string, string>;
 }
 
 export interface ApiRequest {
@@ -97,6 +99,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     STUDIO_GATEWAY_HOST: '127.0.0.1',
     STUDIO_GATEWAY_PORT: '0',
     LOG_LEVEL: options.logLevel ?? 'trace',
+    ...options.settings,
   });
   const logs: string[] = [];
   const responses: RecordedExchange[] = [];

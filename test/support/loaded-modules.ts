@@ -1,5 +1,6 @@
 /**
- * Starts a gateway (LOADED_STORE: memory or pglite; LOADED_REDIS_URL: its REDIS_URL, if any) in
+ * Starts a gateway (LOADED_STORE: memory or pglite; LOADED_REDIS_URL: its REDIS_URL, if any;
+ * LOADED_OTLP_ENDPOINT: its OTEL_EXPORTER_OTLP_ENDPOINT, if any) in
  * this process, closes it, and prints the URL
  * of every module loaded through `import` meanwhile, as JSON. Run in its own process:
  *   node --import tsx test/support/loaded-modules.ts
@@ -32,6 +33,7 @@ try {
   const config = loadConfig({
     STUDIO_EVENT_STORE: process.env.LOADED_STORE ?? 'memory',
     REDIS_URL: process.env.LOADED_REDIS_URL,
+    OTEL_EXPORTER_OTLP_ENDPOINT: process.env.LOADED_OTLP_ENDPOINT,
     STUDIO_DATA_DIR: dataDir,
     ADMIN_SECRET_KEY: `adm_${'k'.repeat(43)}`,
     STUDIO_MASTER_KEY: '0'.repeat(64),

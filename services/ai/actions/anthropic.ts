@@ -34,6 +34,7 @@ export function anthropicMessagesAction(deps: AiDeps) {
     action: 'anthropic/v1/messages',
     method: 'POST',
     summary: "Anthropic's Messages API",
+    produces: ['application/json', 'text/event-stream'],
     dialect: anthropicDialect,
     // Long conversations travel whole in every request, as on chat completions.
     bodyLimitBytes: 32 * 1024 * 1024,

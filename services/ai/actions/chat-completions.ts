@@ -14,6 +14,7 @@ export function chatCompletionsAction(deps: AiDeps) {
     action: 'chat/completions',
     method: 'POST',
     summary: 'OpenAI-compatible chat completions',
+    produces: ['application/json', 'text/event-stream'],
     // Long conversations travel whole in every request: far more than the default 1 MiB.
     bodyLimitBytes: 32 * 1024 * 1024,
     input: ChatRequestSchema,

@@ -111,6 +111,7 @@ export function jobContentAction(deps: AiDeps) {
     method: 'GET',
     identities: ['user', 'admin'],
     summary: "A completed job's content",
+    produces: ['video/*', 'image/*', 'application/octet-stream'],
     input: z.strictObject({ id: z.string().min(1).max(100) }),
     handler: ({ id }, ctx) => {
       const job = visibleJob(deps, id, ctx);

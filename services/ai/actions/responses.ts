@@ -33,6 +33,7 @@ export function createResponseAction(deps: AiDeps, store: ResponseStore) {
     action: 'responses',
     method: 'POST',
     summary: "OpenAI's Responses API",
+    produces: ['application/json', 'text/event-stream'],
     // Clients that keep the conversation send it whole in every request, as for chat completions.
     bodyLimitBytes: 32 * 1024 * 1024,
     input: ResponsesRequestSchema,

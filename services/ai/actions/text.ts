@@ -97,6 +97,7 @@ export function streamAction(deps: AiDeps) {
     action: 'stream',
     method: 'POST',
     summary: 'Generate text as server-sent events',
+    produces: ['text/event-stream'],
     input: TextInput,
     handler: async (input, ctx) => {
       const answered = await generate(deps, ctx, askedOf(input, 'stream'), async (attempt) => {

@@ -47,6 +47,7 @@ export function usageAction({ gw }: AiDeps) {
     method: 'GET',
     identities: ['admin', 'user'],
     summary: 'Usage aggregates of a studio',
+    produces: ['application/json', 'text/csv'],
     input: z.strictObject({
       studio_id: z.string().min(1).optional(),
       from: isoDate.optional(),

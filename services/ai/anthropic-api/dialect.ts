@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { ApiError, ErrorCode } from '../../../shared/errors.ts';
 import type { WireDialect } from '../../../shared/http/dialect.ts';
 
@@ -51,10 +52,22 @@ export function anthropicErrorBody(error: ApiError, requestId: string) {
   };
 }
 
+/** The shape of `anthropicErrorBody`, for the API's documents. */
+const AnthropicErrorBody = z.strictObject({
+  type: z.literal('error'),
+  error: z.strictObject({
+    type: z.string(),
+    message: z.string(),
+    details: z.looseObject({ error_code: z.string(), param: z.string().optional() }),
+  }),
+  request_id: z.string(),
+});
+
 /** Anthropic's Messages API on the gateway: a key in `x-api-key`, Anthropic's errors, its `request-id`. */
 export const anthropicDialect: WireDialect = {
   name: 'anthropic',
   credentialHeader: 'x-api-key',
   requestIdHeaders: ['request-id'],
   errorBody: anthropicErrorBody,
+  errorSchema: AnthropicErrorBody,
 };

@@ -4,7 +4,7 @@ import { assertModelAllowed } from '../governance/model-access.ts';
 import { type CacheableRequest, cacheKey } from './normalize.ts';
 import { CACHE_HEADER, cachePolicy } from './policy.ts';
 import { type CacheStore, MAX_ENTRY_BYTES } from './store.ts';
-import { CacheTicket } from './ticket.ts';
+import { type CacheStatus, CacheTicket } from './ticket.ts';
 
 /** What is kept per answer: when it was stored, to weigh against the TTL the next request accepts. */
 interface Entry {
@@ -30,6 +30,8 @@ export class ResponseCache {
       studioTtlS: (studioId: string) => number;
       logger: Logger;
       now?: () => number;
+      /** Told each lookup's result (metrics). */
+      onLookup?: (status: CacheStatus) => void;
     },
   ) {
     this.#now = options.now ?? Date.now;
@@ -55,6 +57,7 @@ export class ResponseCache {
       ticket = found === undefined ? new CacheTicket('miss', undefined, save) : new CacheTicket('hit', found);
     }
     ctx.res.setHeader(CACHE_HEADER, ticket.status);
+    this.options.onLookup?.(ticket.status);
     return ticket;
   }
 

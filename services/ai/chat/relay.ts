@@ -77,6 +77,7 @@ export async function relayStream<Chunk>(
     input_tokens: reported?.input_tokens ?? estimateTokens(relay.promptText()),
     output_tokens: reported?.output_tokens ?? estimateTokens(text),
   });
+  let first = true;
   try {
     for await (const chunk of chunks) {
       const reading = read(chunk);
@@ -91,6 +92,10 @@ export async function relayStream<Chunk>(
       }
       text += reading.text;
       for (const frame of relay.frames(chunk)) await writeWithBackpressure(ctx.res, frame);
+      if (first) {
+        first = false;
+        generation.firstByte();
+      }
     }
     await relay.finish({ usage: used(), text, finishReason });
   } catch (error) {

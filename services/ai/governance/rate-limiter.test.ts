@@ -22,7 +22,7 @@ function record(tokenId: string | null, limits: Partial<LimitRecord>): LimitReco
 }
 
 /** The limiter over a read model holding `records` and the given counter store. */
-function limiterWith(records: LimitRecord[], counters: CounterStore = memoryCounters()) {
+function limiterWith(records: LimitRecord[], counters: CounterStore = memoryCounters(), leaseMs?: number) {
   const state: LimitsState = new Map([['acme', new Map(records.map((r) => [r.token_id ?? '', r]))]]);
   const gw = {
     counters,
@@ -34,7 +34,7 @@ function limiterWith(records: LimitRecord[], counters: CounterStore = memoryCoun
       },
     },
   } as unknown as GatewayContext;
-  return new StudioRateLimits(gw);
+  return new StudioRateLimits(gw, leaseMs);
 }
 
 async function refusal(promise: Promise<unknown>): Promise<ApiError> {
@@ -94,5 +94,20 @@ describe('StudioRateLimits', () => {
     const error = await refusal(limits.admit(user));
     expect(error.code).toBe('unavailable');
     expect(error.options.headers).toEqual({ 'Retry-After': '1' });
+  });
+
+  it('a slot held longer than its lease is renewed while its generation runs, and free once released', async () => {
+    const limits = limiterWith(
+      [record(null, { max_concurrent: 1 }), record('tok_b', {})],
+      memoryCounters(),
+      60,
+    );
+    const first = await limits.admit(user);
+    const second = await limits.admit({ ...user, tokenId: 'tok_b' }).catch((e: unknown) => e);
+    expect(second).toBeInstanceOf(ApiError);
+    await new Promise((resolve) => setTimeout(resolve, 250)); // four leases
+    expect((await refusal(limits.admit(user))).code).toBe('rate_limited');
+    first.release(0);
+    (await limits.admit(user)).release(0);
   });
 });

@@ -50,6 +50,9 @@ interface Refusal {
 export class StudioRateLimits implements RateLimits {
   readonly #requests: RateLimiterAbstract;
   readonly #tokens: RateLimiterAbstract;
+  /** Slots held by generations under way, renewed together by one timer (not one per generation). */
+  readonly #holding = new Set<Holding>();
+  #renewal: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly gw: GatewayContext,
@@ -159,21 +162,15 @@ export class StudioRateLimits implements RateLimits {
     const failed = (what: string) => (error: unknown) =>
       this.gw.logger.warn({ err: error }, `rate limits: could not ${what}`);
     const leases = this.gw.counters.leases;
-    const since = Date.now();
-    const renewal =
-      held.length === 0
-        ? undefined
-        : setInterval(() => {
-            if (Date.now() - since > MAX_HOLD_MS) return clearInterval(renewal);
-            for (const key of held) leases.renew(key, leaseId, this.leaseMs).catch(failed('renew a slot'));
-          }, this.leaseMs / 3).unref();
+    const holding: Holding = { keys: held, leaseId, since: Date.now() };
+    if (held.length > 0) this.#hold(holding);
     let released = false;
     return {
       headers,
       release: (used) => {
         if (released) return;
         released = true;
-        clearInterval(renewal);
+        this.#unhold(holding);
         for (const key of held) leases.release(key, leaseId).catch(failed('give a slot back'));
         const charge = Math.ceil(used);
         if (charge > 0)
@@ -181,6 +178,44 @@ export class StudioRateLimits implements RateLimits {
       },
     };
   }
+
+  /**
+   * Every third of the lease, each slot held is renewed: a slot is renewed at most a third of a
+   * lease after it was taken, and then every third. Renewals stop after `MAX_HOLD_MS`.
+   */
+  #hold(holding: Holding): void {
+    this.#holding.add(holding);
+    if (this.#renewal) return;
+    this.#renewal = setInterval(() => {
+      const now = Date.now();
+      for (const h of this.#holding) {
+        if (now - h.since > MAX_HOLD_MS) {
+          this.#unhold(h);
+          continue;
+        }
+        for (const key of h.keys)
+          this.gw.counters.leases
+            .renew(key, h.leaseId, this.leaseMs)
+            .catch((error: unknown) =>
+              this.gw.logger.warn({ err: error }, 'rate limits: could not renew a slot'),
+            );
+      }
+    }, this.leaseMs / 3).unref();
+  }
+
+  #unhold(holding: Holding): void {
+    this.#holding.delete(holding);
+    if (this.#holding.size > 0 || !this.#renewal) return;
+    clearInterval(this.#renewal);
+    this.#renewal = undefined;
+  }
+}
+
+/** The slots one generation holds, under one lease id. */
+interface Holding {
+  keys: readonly string[];
+  leaseId: string;
+  since: number;
 }
 
 const slotKey = (scope: Scope) => `ai-in-flight:${scope.key}`;

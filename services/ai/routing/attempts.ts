@@ -44,7 +44,7 @@ export interface Answered<T> {
   result: T;
 }
 
-type Deps = Pick<AiDeps, 'catalog' | 'env' | 'usage' | 'limits' | 'routes' | 'cache'>;
+type Deps = Pick<AiDeps, 'catalog' | 'env' | 'usage' | 'limits' | 'routes' | 'cache' | 'metrics'>;
 
 /**
  * Starts the generation a request asks for and opens its answer with `open`: the model itself, or
@@ -96,14 +96,16 @@ async function routed<T>(
     const ended = deps.routes.inFlight.add(target.model);
     const deadline = attemptDeadline(ctx.signal, route.timeoutMs);
     try {
-      const result = await open({
-        target: target.entry,
-        generation,
-        cache,
-        // The route is the retry: a target's failure moves on at once rather than backing off.
-        call: { ...callContext(deps.env, ctx), signal: deadline.signal, retries: 0 },
-        firstChunk: firstChunkArrived,
-      });
+      const result = await generation.within(() =>
+        open({
+          target: target.entry,
+          generation,
+          cache,
+          // The route is the retry: a target's failure moves on at once rather than backing off.
+          call: { ...callContext(deps.env, ctx), signal: deadline.signal, retries: 0 },
+          firstChunk: firstChunkArrived,
+        }),
+      );
       deadline.clear();
       // A hit answered from the cache: no target was tried.
       if (!cache.cached)

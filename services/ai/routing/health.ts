@@ -24,7 +24,11 @@ export class RouteHealth {
   /** Route id → target model → its breaker. */
   readonly #breakers = new Map<string, Map<string, Breaker>>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    /** Told each cooldown as it starts (metrics). */
+    private readonly onCooldown?: (route: string, model: string) => void,
+  ) {}
 
   isCooling(route: string, model: string): boolean {
     return (this.#breakers.get(route)?.get(model)?.coolingUntil ?? 0) > this.now();
@@ -44,6 +48,7 @@ export class RouteHealth {
     if (breaker.failures.length >= cooldown.failures) {
       breaker.failures = [];
       breaker.coolingUntil = now + cooldown.cooldownS * 1000;
+      this.onCooldown?.(route, model);
     }
   }
 

@@ -5,6 +5,7 @@ import type { Modality } from '../providers/types.ts';
 import { RouteHealth } from './health.ts';
 import { InFlight } from './in-flight.ts';
 import { orderTargets } from './pick.ts';
+import type { RouteView } from './route-view.ts';
 import type { RouteTarget } from './routes.ts';
 
 /** What a route can be called for: the chat family, on every route that speaks it. */
@@ -81,7 +82,7 @@ export class RouteBook {
   }
 
   /** A route as admins see it: its settings, and each target's catalog state and health. */
-  view(route: RouteRecord) {
+  view(route: RouteRecord): RouteView {
     const targets = this.#callable(route);
     const callable = new Set(targets.map((t) => t.model));
     const modalities = sharedModalities(targets);

@@ -67,6 +67,15 @@ export interface UsageRecorderOptions {
    * this. Never for a deployment: an answer could then be sent and its record lost in a crash.
    */
   answerBeforeDurable?: boolean;
+  /** Told what happens, for metrics (services/ai/ai-metrics.ts). */
+  observer?: UsageObserver;
+}
+
+/** What the recorder tells metrics: each generation's event, each budget refusal, each group's size. */
+export interface UsageObserver {
+  recorded(event: GenerationEvent): void;
+  budgetRefused(studioId: string): void;
+  committed(items: number): void;
 }
 
 /**
@@ -90,7 +99,12 @@ export class UsageRecorder {
     private readonly budgets?: BudgetSource,
     private readonly options: UsageRecorderOptions = {},
   ) {
-    this.#commits = new GroupCommit((studioId, items) => this.#commit(studioId, items));
+    const observer = options.observer;
+    this.#commits = new GroupCommit(
+      (studioId, items) => this.#commit(studioId, items),
+      undefined,
+      observer && ((size) => observer.committed(size)),
+    );
   }
 
   /** The price a generation starting now is charged at. */
@@ -99,6 +113,7 @@ export class UsageRecorder {
   }
 
   async record(event: GenerationEvent): Promise<void> {
+    this.options.observer?.recorded(event);
     const withId = { ...event, id: randomUUID() };
     const durable = this.#commits
       .submit(event.data.studioId, { kind: 'record', event: withId })
@@ -120,6 +135,7 @@ export class UsageRecorder {
       return { kind: 'unbudgeted' };
     }
     const outcome = await this.#commits.submit(request.studioId, { kind: 'reserve', request });
+    if (outcome?.kind === 'refused') this.options.observer?.budgetRefused(request.studioId);
     return outcome ?? { kind: 'unbudgeted' };
   }
 

@@ -233,7 +233,7 @@ export class PluginManager {
           function: {
             name: toolName(plugin.name, a.name),
             description: a.description,
-            parameters: a.jsonSchema ?? jsonSchemaOf(a.input),
+            parameters: parametersOf(a),
           },
         })),
     );
@@ -282,6 +282,11 @@ export interface PluginStatus {
   started_at: string | null;
   availability: Availability;
   details: Record<string, unknown>;
+}
+
+/** An action's parameters as JSON Schema: what the model sees as the tool's, and the console's form. */
+export function parametersOf(action: PluginAction): unknown {
+  return action.jsonSchema ?? jsonSchemaOf(action.input);
 }
 
 function jsonSchemaOf(schema: z.ZodType): unknown {

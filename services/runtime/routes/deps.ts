@@ -1,3 +1,4 @@
+import type { Readiness } from '../../../shared/http/probes.ts';
 import type { SessionService } from '../../sessions/service.ts';
 import type { PluginManager } from '../plugins/manager.ts';
 
@@ -13,6 +14,8 @@ export interface RuntimeRouteDeps {
     receiveFromDashboard(id: string, text: string): Promise<unknown>;
   };
   status: () => Record<string, unknown>;
+  /** GET /ready: 200 when the log answers, the read models are live and the runtime is not draining. */
+  ready: () => Promise<Readiness>;
   /** The body of GET /health: `status` ok or degraded, and why. */
   health: () => Record<string, unknown>;
 }

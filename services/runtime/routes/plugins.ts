@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.ts';
 import { defineRoute, noInput } from '../../../shared/http/action.ts';
-import type { PluginManager } from '../plugins/manager.ts';
+import { type PluginManager, parametersOf } from '../plugins/manager.ts';
 import type { PluginAction } from '../plugins/types.ts';
 
 const pluginName = z.string().min(1).max(100);
@@ -95,7 +95,14 @@ export function pluginRoutes(plugins: PluginManager) {
             hasSystem: p.system !== undefined,
             hasAvailability: p.availability !== undefined,
             availability: await plugins.availability(p.name),
-            config: { actions: p.actions.map((a) => ({ name: a.name, ...howServed(a) })) },
+            config: {
+              actions: p.actions.map((a) => ({
+                name: a.name,
+                description: a.description,
+                ...howServed(a),
+                input: parametersOf(a),
+              })),
+            },
           })),
         ),
       }),

@@ -1,9 +1,11 @@
 import { defineRoute, noInput } from '../../../shared/http/action.ts';
+import { readyRoute } from '../../../shared/http/probes.ts';
 import type { RuntimeRouteDeps } from './deps.ts';
 
-/** GET /health and GET /api/status: plain bodies, without the `{success: true}` of the other routes. */
-export function statusRoutes(deps: Pick<RuntimeRouteDeps, 'health' | 'status'>) {
+/** GET /health, GET /ready and GET /api/status: plain bodies, without the `{success: true}` of the other routes. */
+export function statusRoutes(deps: Pick<RuntimeRouteDeps, 'health' | 'ready' | 'status'>) {
   return [
+    readyRoute(deps.ready),
     defineRoute({
       method: 'GET',
       path: '/health',

@@ -1,5 +1,5 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { z } from 'zod';
 import { findExecutable } from '../../../../shared/executables.ts';
 import { definePlugin, type Plugin, type PluginAction } from '../types.ts';
@@ -68,6 +68,11 @@ export function mcpPlugin(options: McpPluginOptions): Plugin {
       const result = await readMcpConfig(options.configPath);
       if (!result.ok) throw new Error(result.reason);
       stopping = false;
+      // The SDK (and its JSON-schema validator) is loaded only when MCP servers are configured.
+      const [{ Client }, { StdioClientTransport }] = await Promise.all([
+        import('@modelcontextprotocol/sdk/client/index.js'),
+        import('@modelcontextprotocol/sdk/client/stdio.js'),
+      ]);
       try {
         for (const [name, server] of Object.entries(result.config.servers)) {
           const transport = new StdioClientTransport({

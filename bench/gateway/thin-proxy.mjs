@@ -1,13 +1,13 @@
 /**
  * The "thin proxy" reference of the gateway benchmark: express 5 and one undici keep-alive Pool,
  * forwarding the request body as it comes and piping the answer back. About the least any Node
- * gateway can add. Run in its own process:
- *   UPSTREAM=http://127.0.0.1:PORT node --import tsx bench/gateway/thin-proxy.ts
+ * gateway can add. Plain JavaScript run with plain `node`, as such a proxy's users run it (no
+ * TypeScript loader at run time). Run in its own process:
+ *   UPSTREAM=http://127.0.0.1:PORT node bench/gateway/thin-proxy.mjs
  *   → prints `READY {"url":"http://127.0.0.1:…"}`
  */
-import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express from 'express';
 import { Pool } from 'undici';
 
 const upstream = process.env.UPSTREAM;
@@ -20,7 +20,8 @@ app.set('etag', false);
 
 app.post('/v1/chat/completions', async (req, res, next) => {
   try {
-    const headers: Record<string, string> = {
+    /** @type {Record<string, string>} */
+    const headers = {
       'content-type': req.headers['content-type'] ?? 'application/json',
     };
     if (req.headers['content-length']) headers['content-length'] = req.headers['content-length'];
@@ -36,13 +37,13 @@ app.post('/v1/chat/completions', async (req, res, next) => {
 });
 
 // A client that leaves mid-answer (autocannon stopping) is not worth a stack trace per request.
-app.use((error: Error, _req: Request, res: Response, _next: NextFunction) => {
+app.use((/** @type {Error} */ error, _req, /** @type {import('express').Response} */ res, _next) => {
   if (res.headersSent) res.destroy();
   else res.status(502).json({ error: { message: error.message } });
 });
 
 const server = app.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   process.stdout.write(`READY ${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
 });
 server.keepAliveTimeout = 65_000;

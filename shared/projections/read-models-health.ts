@@ -1,6 +1,6 @@
-import type { EventStore } from '../../shared/event-store/types.ts';
-import type { LivenessReport } from '../../shared/projections/liveness.ts';
-import type { ProjectionRunner } from '../../shared/projections/runner.ts';
+import type { EventStore } from '../event-store/types.ts';
+import type { LivenessReport } from './liveness.ts';
+import type { ProjectionRunner } from './runner.ts';
 
 const LAG_COUNT_CAP = 10_000;
 
@@ -57,9 +57,4 @@ async function lagOf(events: EventStore, position: number, head: number | null):
     .readAll({ after: position, limit: LAG_COUNT_CAP })
     .then((behind) => behind.length)
     .catch(() => null);
-}
-
-/** GET /ready: every projection live (it read up to the head since its last failed read and follows it). */
-export function isReady(health: ReadModelsHealth): boolean {
-  return health.status === 'ok';
 }

@@ -1,0 +1,178 @@
+/**
+ * `node --import tsx bench/store-aims.ts` (a section of `npm run bench`): the store, projection and
+ * startup aims in one table, each with the way it was done before measured beside it in the same
+ * run where that way still exists:
+ *   - PostgreSQL appends, 16 writers on a stream each, one event per append with expected revision:
+ *     the adapter (group commit) against one transaction per append (`studio_append`, as before);
+ *   - replay from PostgreSQL: a cold ProjectionRunner over the gateway read models;
+ *   - `studio projections rebuild` of every read model: one pass over the log, against one
+ *     type-filtered read of the log per read model (as before);
+ *   - `node bin/studio.mjs start` until `/health` answers 200, on a new and on an existing data dir.
+ *
+ * Environment: BENCH_QUICK=1 (100,000 events, 1 s appends, 1 repetition), BENCH_REPS (default 2),
+ * BENCH_AIM_EVENTS (default 1,000,000), BENCH_APPEND_MS (default 3,000), DATABASE_URL.
+ */
+import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
+import pg from 'pg';
+import { GATEWAY_PROJECTIONS } from '../services/gateway/projections.ts';
+import { RUNTIME_PROJECTIONS } from '../services/runtime/projections.ts';
+import type { AppendOptions, AppendResult, EventStore, NewEvent } from '../shared/event-store/types.ts';
+import { WrongExpectedRevision } from '../shared/event-store/types.ts';
+import type { CheckpointStore } from '../shared/projections/checkpoints.ts';
+import { loadDataset, planDataset } from './lib/dataset.ts';
+import { positiveFromEnv } from './lib/env.ts';
+import { type Appender, measureAppends, measureRebuild, measureRunnerStart } from './lib/measures.ts';
+import { measureStartup } from './lib/startup.ts';
+import { round3, summarize } from './lib/stats.ts';
+import { baseDatabaseUrl, openPostgres } from './lib/targets.ts';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (QUICK ? 1 : 2);
+const EVENTS = positiveFromEnv('BENCH_AIM_EVENTS', { integer: true }) ?? (QUICK ? 100_000 : 1_000_000);
+const APPEND_MS = positiveFromEnv('BENCH_APPEND_MS', { integer: true }) ?? (QUICK ? 1_000 : 3_000);
+const log = (message: string) => process.stderr.write(`[bench:aims] ${message}\n`);
+
+/** The append as it was before group commit: one `studio_append` call (one transaction) per append. */
+function oneTransactionPerAppend(pool: pg.Pool): Appender {
+  return {
+    async append(
+      streamId: string,
+      events: readonly NewEvent[],
+      options: AppendOptions,
+    ): Promise<AppendResult> {
+      const expected = options.expected ?? 'any';
+      const { rows } = await pool.query<{ outcome: string; revision: string; pos: string }>(
+        'SELECT outcome, revision, pos FROM studio_append($1, $2, $3::uuid[], $4::text[], $5::text[], $6, $7)',
+        [
+          streamId,
+          String(expected),
+          events.map((e) => e.id ?? randomUUID()),
+          events.map((e) => e.type),
+          events.map((e) => JSON.stringify(e.data ?? null)),
+          JSON.stringify(options.metadata),
+          true,
+        ],
+      );
+      const row = rows[0]!;
+      if (row.outcome === 'wrong_expected')
+        throw new WrongExpectedRevision(streamId, expected, Number(row.revision));
+      return { nextExpectedRevision: Number(row.revision), position: Number(row.pos) };
+    },
+  };
+}
+
+/** The rebuild as it was: each read model reads the log filtered by its own event types. */
+async function rebuildOnePassPerProjection(store: EventStore, checkpoints: CheckpointStore): Promise<number> {
+  const started = performance.now();
+  for (const projection of [...GATEWAY_PROJECTIONS, ...RUNTIME_PROJECTIONS]) {
+    const state = projection.initialState();
+    let after = 0;
+    for (;;) {
+      const page = await store.readAll({ after, limit: 5_000, types: projection.handles });
+      for (const event of page) projection.apply(state, event);
+      after = page.at(-1)?.position ?? after;
+      if (page.length < 5_000) break;
+    }
+    await checkpoints.save(projection.name, {
+      schemaVersion: projection.schemaVersion,
+      position: after,
+      state: projection.toSnapshot(state),
+    });
+  }
+  return performance.now() - started;
+}
+
+const fmt = (values: number[], digits: (n: number) => string = round3) => {
+  const s = summarize(values);
+  if (!s) return '–';
+  return s.runs > 1 ? `${digits(s.median)} (${digits(s.min)}–${digits(s.max)})` : digits(s.median);
+};
+const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+
+async function main(): Promise<void> {
+  const load0 = loadavg()[0]!;
+  const target = await openPostgres();
+  if (!target.store) {
+    process.stdout.write(`## Store, projections and startup: the aims\n\nnot run: ${target.skipped}\n`);
+    return;
+  }
+  const samples = {
+    appendsAfter: [] as number[],
+    appendsBefore: [] as number[],
+    replay: [] as number[],
+    rebuildAfter: [] as number[],
+    rebuildBefore: [] as number[],
+    startExisting: [] as number[],
+    startNew: [] as number[],
+  };
+  const dbUrl = new URL(baseDatabaseUrl());
+  dbUrl.pathname = `/${target.facts[0]?.match(/database (\S+)/)?.[1] ?? ''}`;
+  const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 20 });
+  pool.on('error', () => undefined);
+  const { events, checkpoints } = target.store;
+  try {
+    // A log of EVENTS events for replay and rebuild.
+    const plan = planDataset(EVENTS);
+    log(`loading ${EVENTS.toLocaleString('en-US')} events`);
+    await loadDataset(events, plan);
+    for (let rep = 1; rep <= REPS; rep++) {
+      const replay = await measureRunnerStart(events, checkpoints, plan.shape, EVENTS);
+      if (replay.mismatch) throw new Error(`replay: ${replay.mismatch}`);
+      samples.replay.push(replay.perSecond);
+      const rebuild = await measureRebuild(events, checkpoints, plan.shape, EVENTS);
+      if (rebuild.mismatch) throw new Error(`rebuild: ${rebuild.mismatch}`);
+      samples.rebuildAfter.push(rebuild.ms);
+      samples.rebuildBefore.push(await rebuildOnePassPerProjection(events, checkpoints));
+      log(
+        `replay rep ${rep}: ${round3(samples.replay.at(-1)!)} events/s; rebuild ${seconds(rebuild.ms)} ` +
+          `(one pass per read model ${seconds(samples.rebuildBefore.at(-1)!)})`,
+      );
+    }
+
+    // Last: their events (TokenIssued) would be counted by the read models checked above.
+    const before = oneTransactionPerAppend(pool);
+    for (let rep = 1; rep <= REPS; rep++) {
+      const budget = { ms: APPEND_MS, maxOps: 1e9 };
+      samples.appendsAfter.push((await measureAppends(events, `a${rep}`, 16, 1, budget)).perSecond);
+      samples.appendsBefore.push((await measureAppends(before, `b${rep}`, 16, 1, budget)).perSecond);
+      log(
+        `appends rep ${rep}: group commit ${round3(samples.appendsAfter.at(-1)!)}/s, one per transaction ${round3(samples.appendsBefore.at(-1)!)}/s`,
+      );
+    }
+
+    for (let rep = 1; rep <= REPS; rep++) {
+      const fresh = await measureStartup();
+      samples.startNew.push(fresh.newDirMs);
+      samples.startExisting.push(fresh.existingDirMs);
+      log(`start rep ${rep}: new dir ${seconds(fresh.newDirMs)}, existing ${seconds(fresh.existingDirMs)}`);
+    }
+  } finally {
+    await pool.end().catch(() => undefined);
+    await target.dispose();
+  }
+
+  const met = (ok: boolean) => (ok ? '**met**' : 'not met');
+  const med = (values: number[]) => summarize(values)?.median ?? Number.NaN;
+  const lines = [
+    '## Store, projections and startup: the aims',
+    '',
+    `${new Date().toISOString().slice(0, 10)}, Node ${process.version}, load average ${load0.toFixed(1)} at start, ` +
+      `${loadavg()[0]!.toFixed(1)} at the end; median of ${REPS} (min–max); ${target.facts.join('; ')}. ` +
+      `Log for replay and rebuild: ${EVENTS.toLocaleString('en-US')} events (bench/lib/dataset.ts).`,
+    '',
+    '| aim | target | before (same run) | now | |',
+    '|---|---|---|---|---|',
+    `| PostgreSQL appends, 16 writers (events/s) | ≥ 5,000 | ${fmt(samples.appendsBefore)} (one transaction per append) | ${fmt(samples.appendsAfter)} (group commit) | ${met(med(samples.appendsAfter) >= 5_000)} |`,
+    `| replay from PostgreSQL into the gateway read models (events/s) | ≥ 150,000 | – | ${fmt(samples.replay)} | ${met(med(samples.replay) >= 150_000)} |`,
+    `| \`projections rebuild\`, every read model, ${EVENTS.toLocaleString('en-US')} events | ≤ 30 s for 1,000,000 | ${fmt(samples.rebuildBefore, seconds)} (one read per read model) | ${fmt(samples.rebuildAfter, seconds)} (one pass) | ${EVENTS === 1_000_000 ? met(med(samples.rebuildAfter) <= 30_000) : 'not the aim’s size'} |`,
+    `| \`npm start\` to \`/health\`, existing data dir | ≤ 1.5 s | – | ${fmt(samples.startExisting, seconds)} | ${met(med(samples.startExisting) <= 1_500)} |`,
+    `| \`npm start\` to \`/health\`, new data dir | ≤ 4 s | – | ${fmt(samples.startNew, seconds)} | ${met(med(samples.startNew) <= 4_000)} |`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((error: unknown) => {
+  log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,5 @@
+import { render } from 'preact';
+import '../ui/styles.css';
+import { App } from './App.tsx';
+
+render(<App />, document.getElementById('app')!);

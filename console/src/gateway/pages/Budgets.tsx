@@ -1,0 +1,170 @@
+import { gateway } from '../../api/gateway.ts';
+import { unwrap } from '../../api/http.ts';
+import type { BudgetView } from '../../api/records.ts';
+import { Busy } from '../../ui/Busy.tsx';
+import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
+import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
+import { formatUsd, formatWhen } from '../../ui/format.ts';
+import { LiveStatus } from '../../ui/LiveStatus.tsx';
+import { useReloadOnEvents } from '../../ui/use-follow.ts';
+import { useAction, useResource } from '../../ui/use-resource.ts';
+import { useStudioChoice } from '../StudioPicker.tsx';
+import type { PageProps } from './index.ts';
+
+const scopeOf = (budget: { token_id: string | null }) =>
+  budget.token_id === null ? 'the studio' : `token ${budget.token_id}`;
+
+/** A studio's budgets: set, remove (after a confirmation), spent and remaining live as generations happen. */
+export function BudgetsPage({ identity }: PageProps) {
+  const { studioId, picker } = useStudioChoice(identity, 'budgets-studio');
+  const budgets = useResource(async () => {
+    if (studioId === undefined) return undefined;
+    const answer = unwrap(
+      await gateway.GET('/v1/studios/budgets/list', { params: { query: { studio_id: studioId } } }),
+    ) as { items: BudgetView[] };
+    return answer.items;
+  }, [studioId]);
+  // Every generation of the studio is an event of its usage stream: what is spent moves with it.
+  const live = useReloadOnEvents(studioId ? { stream: `usage-${studioId}` } : undefined, budgets.reload);
+  const removal = useConfirmation<BudgetView>((item) => void remove.act(item));
+  const remove = useAction(async (budget: BudgetView) => {
+    unwrap(
+      await gateway.POST('/v1/studios/budgets/remove', {
+        body: { studio_id: budget.studio_id, ...(budget.token_id ? { token_id: budget.token_id } : {}) },
+      }),
+    );
+    await budgets.reload();
+  });
+  const set = useAction(async (form: HTMLFormElement) => {
+    if (studioId === undefined) return;
+    const data = new FormData(form);
+    const tokenId = String(data.get('token_id') ?? '').trim();
+    unwrap(
+      await gateway.POST('/v1/studios/budgets/set', {
+        body: {
+          studio_id: studioId,
+          ...(tokenId ? { token_id: tokenId } : {}),
+          amount_usd: Number(data.get('amount_usd')),
+          window: String(data.get('window')) as 'day' | 'month' | 'total',
+          mode: String(data.get('mode')) as 'hard' | 'soft',
+        },
+      }),
+    );
+    await budgets.reload();
+  });
+
+  return (
+    <section aria-labelledby="budgets-title">
+      <h1 id="budgets-title">Budgets</h1>
+      <div class="row">
+        {picker}
+        <LiveStatus follow={live} />
+      </div>
+      <form
+        class="card row"
+        aria-label="Set a budget"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void set.act(event.currentTarget);
+        }}
+      >
+        <div class="field">
+          <label for="budget-token">
+            Token id <span class="hint">(empty: the whole studio)</span>
+          </label>
+          <input id="budget-token" name="token_id" maxLength={100} />
+        </div>
+        <div class="field">
+          <label for="budget-amount">Amount (USD)</label>
+          <input id="budget-amount" name="amount_usd" type="number" min={0} step="any" required />
+        </div>
+        <div class="field">
+          <label for="budget-window">Window</label>
+          <select id="budget-window" name="window">
+            <option value="day">per UTC day</option>
+            <option value="month">per UTC month</option>
+            <option value="total">in total</option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="budget-mode">Mode</label>
+          <select id="budget-mode" name="mode">
+            <option value="hard">hard (refuse beyond)</option>
+            <option value="soft">soft (record only)</option>
+          </select>
+        </div>
+        <div class="field">
+          <button type="submit" class="primary" disabled={set.busy || studioId === undefined}>
+            {set.busy ? 'Setting…' : 'Set budget'}
+          </button>
+        </div>
+      </form>
+      <ErrorNotice error={set.error ?? remove.error ?? budgets.error} />
+      {budgets.loading && !budgets.data && <Busy label="Loading budgets" />}
+      {budgets.data && (
+        <div class="table-wrap">
+          <table>
+            <caption class="muted">
+              {budgets.data.length} budgets of {studioId}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Scope</th>
+                <th scope="col">Amount</th>
+                <th scope="col">Spent</th>
+                <th scope="col">Reserved</th>
+                <th scope="col">Remaining</th>
+                <th scope="col">Resets</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {budgets.data.map((budget) => (
+                <tr key={budget.token_id ?? ''}>
+                  <th scope="row">{scopeOf(budget)}</th>
+                  <td>
+                    {formatUsd(budget.amount_usd)} <span class="muted">{budget.window}</span>{' '}
+                    <span class={`badge ${budget.mode === 'hard' ? 'warn' : 'ok'}`}>{budget.mode}</span>
+                  </td>
+                  <td>
+                    <span data-field="spent">{formatUsd(budget.spent_usd)}</span>
+                    <div>
+                      <meter
+                        aria-label={`Spent of the budget of ${scopeOf(budget)}`}
+                        min={0}
+                        max={budget.amount_usd || 1}
+                        value={budget.spent_usd + budget.reserved_usd}
+                        high={budget.amount_usd * 0.8}
+                      />
+                    </div>
+                  </td>
+                  <td>{formatUsd(budget.reserved_usd)}</td>
+                  <td data-field="remaining">{formatUsd(budget.remaining_usd)}</td>
+                  <td>{budget.resets_at ? formatWhen(budget.resets_at) : 'never'}</td>
+                  <td>
+                    <button
+                      type="button"
+                      class="danger"
+                      disabled={remove.busy}
+                      onClick={() => removal.ask(budget)}
+                    >
+                      Remove
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ConfirmDialog
+        {...removal.dialog}
+        title={`Remove the budget of ${removal.item ? scopeOf(removal.item) : ''}?`}
+        confirmLabel="Remove budget"
+        danger
+      >
+        <p>Generations are no longer capped by it. What was spent stays recorded.</p>
+      </ConfirmDialog>
+    </section>
+  );
+}

@@ -1,0 +1,133 @@
+import { once } from 'node:events';
+import type { Response } from 'express';
+import { z } from 'zod';
+import { ApiError } from '../../shared/errors.ts';
+import { logReadFailures, resubscribing } from '../../shared/event-store/resubscribe.ts';
+import { isCaughtUp, type StoredEvent } from '../../shared/event-store/types.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
+import { type ActionContext, defineAction } from '../../shared/http/action.ts';
+import { clientKeyOf } from '../../shared/http/client-key.ts';
+import { onHeartbeat } from '../../shared/http/heartbeat.ts';
+import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
+import { openSse } from '../../shared/http/sse.ts';
+import { usageStreamId } from '../ai/usage/events.ts';
+import { auditView, streamFilter, typeFilter } from './view.ts';
+
+export interface FollowOptions {
+  /** A comment every this many ms keeps proxies from closing a quiet stream. */
+  heartbeatMs: number;
+  /** Follows one client address may hold open at once. */
+  openStreams: OpenStreamLimit;
+  /** Aborted when the gateway closes: every follow ends so the server can. */
+  closing: AbortSignal;
+}
+
+/** `Last-Event-ID` (a reconnecting client) wins over `?after=`: both are log positions. */
+const lastEventId = z
+  .string()
+  .trim()
+  .regex(/^\d{1,15}$/, 'Last-Event-ID must be a log position (a whole number)')
+  .transform(Number);
+
+/**
+ * What a caller may follow: the admin any stream; a user token only its studio's usage stream
+ * (`usage-<studio>`, its generations and budget reservations), which it follows when it names none.
+ */
+function followedStream(identity: ActionContext['identity'], stream: string | undefined): string | undefined {
+  if (identity.kind !== 'user') return stream;
+  const own = usageStreamId(identity.studioId);
+  if (stream !== undefined && stream !== own)
+    throw new ApiError('forbidden', `a user token may follow only its studio's usage stream (${own})`, {
+      param: 'stream',
+    });
+  return own;
+}
+
+const frameOf = (event: StoredEvent) =>
+  `id: ${event.position}\nevent: ${event.type}\ndata: ${JSON.stringify(auditView(event))}\n\n`;
+
+/**
+ * `GET /v1/audit/events/follow`: the log's events as server-sent events (`id:` = position), those
+ * stored after the resume point, then each one as it is appended; `caught_up` marks the switch.
+ */
+export function followAction(gw: GatewayContext, options: FollowOptions) {
+  return defineAction({
+    service: 'audit',
+    action: 'events/follow',
+    method: 'GET',
+    identities: ['admin', 'user'],
+    summary:
+      'Follow the event log live (server-sent events, id = position); a user token follows its studio’s usage',
+    input: z.strictObject({
+      after: z.coerce.number().int().min(0).optional(),
+      stream: streamFilter.optional(),
+      type: typeFilter.optional(),
+    }),
+    handler: async (input, ctx) => {
+      const stream = followedStream(ctx.identity, input.stream);
+      const header = ctx.req.header('last-event-id');
+      const resumed = header === undefined ? undefined : lastEventId.safeParse(header);
+      if (resumed && !resumed.success)
+        throw new ApiError('validation_failed', 'Last-Event-ID must be a log position (a whole number)', {
+          param: 'Last-Event-ID',
+        });
+      // Without a resume point, what is appended from now on.
+      const after = resumed?.data ?? input.after ?? (await gw.events.headPosition());
+      const release = options.openStreams.acquire(clientKeyOf(ctx.req.socket.remoteAddress));
+      const signal = AbortSignal.any([ctx.signal, options.closing]);
+      openSse(ctx.res);
+      const types = input.type === undefined ? undefined : new Set(input.type.split(','));
+      const wanted = (event: StoredEvent) =>
+        (stream === undefined || event.streamId === stream) && (types === undefined || types.has(event.type));
+      void pump(gw, ctx.res, { after, wanted, signal, heartbeatMs: options.heartbeatMs, stream })
+        .catch((error: unknown) => gw.logger.warn({ err: error }, 'audit follow ended on an error'))
+        .finally(() => {
+          release();
+          if (!ctx.res.writableEnded) ctx.res.end();
+        });
+      return undefined;
+    },
+  });
+}
+
+/**
+ * Writes what the log holds after `after` and what comes, until the signal aborts. One subscription
+ * per follower, read at the client's pace: a write the socket cannot take waits for `drain`, so a
+ * slow client holds back only its own reading, never memory.
+ */
+async function pump(
+  gw: GatewayContext,
+  res: Response,
+  follow: {
+    after: number;
+    wanted(event: StoredEvent): boolean;
+    signal: AbortSignal;
+    heartbeatMs: number;
+    stream: string | undefined;
+  },
+): Promise<void> {
+  const { signal } = follow;
+  const stopHeartbeat = onHeartbeat(follow.heartbeatMs, () => res.write(': heartbeat\n\n'));
+  try {
+    const items = resubscribing(gw.events, {
+      after: follow.after,
+      signal,
+      onFailure: logReadFailures(gw.logger, 'audit follow cannot read the log; retrying', {
+        stream: follow.stream,
+      }),
+    });
+    for await (const item of items) {
+      if (signal.aborted) return;
+      const text = isCaughtUp(item)
+        ? `event: caught_up\ndata: ${JSON.stringify({ position: item.position })}\n\n`
+        : follow.wanted(item)
+          ? frameOf(item)
+          : undefined;
+      if (text !== undefined && !res.write(text)) await once(res, 'drain', { signal });
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  } finally {
+    stopHeartbeat();
+  }
+}

@@ -1,0 +1,162 @@
+import type { StudioConfig } from '../../shared/config.ts';
+import { ApiError } from '../../shared/errors.ts';
+import type { EventStore } from '../../shared/event-store/types.ts';
+import type { AnyRoute } from '../../shared/http/action.ts';
+import { baseApp } from '../../shared/http/app.ts';
+import { Drain } from '../../shared/http/drain.ts';
+import { errorMiddleware, sendError } from '../../shared/http/errors.ts';
+import { OpenStreamLimit } from '../../shared/http/open-streams.ts';
+import { hostsOf, originGuard } from '../../shared/http/origin-guard.ts';
+import { readinessOf } from '../../shared/http/probes.ts';
+import { mountRoutes } from '../../shared/http/serve.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { observeRequests } from '../../shared/observability/http.ts';
+import { StudioMetrics } from '../../shared/observability/metrics.ts';
+import { metricsRoute, scrapeSecrets } from '../../shared/observability/metrics-route.ts';
+import { observedStore } from '../../shared/observability/observed-store.ts';
+import { watchProjectionLag } from '../../shared/observability/projection-lag.ts';
+import { tracing } from '../../shared/observability/tracing.ts';
+import type { CheckpointStore } from '../../shared/projections/checkpoints.ts';
+import { readModelsHealth } from '../../shared/projections/read-models-health.ts';
+import { ProjectionRunner } from '../../shared/projections/runner.ts';
+import { mountRuntimeConsole } from '../console/pages.ts';
+import { LiveBus } from '../sessions/live.ts';
+import { sdkRoutes } from '../sessions/routes.ts';
+import { SessionService } from '../sessions/service.ts';
+import { StreamHub } from '../sessions/stream-hub.ts';
+import { agentTurnRunner } from './agent/turn.ts';
+import { mountRuntimeDocs } from './document.ts';
+import { EffectDispatcher } from './effects.ts';
+import { GatewayClient } from './gateway-client.ts';
+import { runtimeHealth } from './health.ts';
+import { chatPlugin } from './plugins/chat/index.ts';
+import { filesPlugin } from './plugins/files/index.ts';
+import { PluginManager } from './plugins/manager.ts';
+import { mcpPlugin } from './plugins/mcp/index.ts';
+import type { Plugin } from './plugins/types.ts';
+import { RUNTIME_PROJECTIONS } from './projections.ts';
+import { mountRuntimeRoutes, RUNTIME_POLICY } from './routes/index.ts';
+
+export interface RuntimeAssemblyOptions {
+  config: StudioConfig;
+  logger: Logger;
+  /** Which gateway the agent calls, and as whom (a user token of one studio). */
+  gatewayUrl: string;
+  token: string;
+  store: { events: EventStore; checkpoints: CheckpointStore };
+  processEnv?: NodeJS.ProcessEnv;
+  /** More plugins (tests, extensions). */
+  plugins?: Plugin[];
+  /** Serve the session routes (`/api/sdk/*`) too: `studio start`, `studio agent start --http`. */
+  sdkRoutes?: boolean;
+}
+
+/**
+ * The runtime's parts and its HTTP app, made and wired but not started: nothing reads the log, runs
+ * a plugin or listens yet (`startRuntime` does, in order). Writing the API's document needs no more.
+ */
+export function assembleRuntime(options: RuntimeAssemblyOptions) {
+  const { config, logger } = options;
+  const metrics = new StudioMetrics();
+  const store = {
+    events: observedStore(options.store.events, metrics),
+    checkpoints: options.store.checkpoints,
+  };
+  const env = options.processEnv ?? process.env;
+  const projections = new ProjectionRunner(store.events, store.checkpoints, RUNTIME_PROJECTIONS, logger);
+  watchProjectionLag(metrics, projections, store.events);
+  const live = new LiveBus();
+  const plugins = new PluginManager({
+    workspace: config.workspace,
+    env: (key) => env[key] || undefined,
+    logger,
+    disabled: config.pluginsDisabled,
+  });
+  const gateway = new GatewayClient(options.gatewayUrl, options.token);
+  let sessions: SessionService;
+  const chat = chatPlugin({
+    events: store.events,
+    projections,
+    sessions: () => sessions,
+    model: config.agentModel,
+  });
+  sessions = new SessionService({
+    events: store.events,
+    projections,
+    logger,
+    workspace: config.workspace,
+    maxQueue: config.maxQueuedTurns,
+    runTurn: agentTurnRunner({
+      gateway,
+      plugins,
+      sessions: () => sessions,
+      live,
+      maxSteps: config.agentMaxSteps,
+    }),
+  });
+  const mcp = mcpPlugin({
+    configPath: config.mcpConfig,
+    onFailure: (error) => plugins.markFailed('mcp', error),
+  });
+  for (const plugin of [filesPlugin, chat.plugin, mcp, ...(options.plugins ?? [])]) plugins.register(plugin);
+  const effects = new EffectDispatcher(store.events, store.checkpoints, plugins, logger);
+  const hub = options.sdkRoutes ? new StreamHub(store.events, logger) : undefined;
+
+  const { host } = config.runtime;
+  const drain = new Drain();
+  const app = baseApp(logger, undefined, drain, observeRequests(metrics, tracing()));
+  app.use(
+    originGuard({
+      extraHosts: hostsOf(host, config.runtime.publicUrl),
+      allowedOrigins: config.runtime.allowedOrigins,
+    }),
+  );
+  const isScrapeSecret = scrapeSecrets([config.adminSecretKey, config.metricsToken]);
+  const isRuntimeToken = scrapeSecrets([config.runtimeToken]);
+  const metricsRoutes = [
+    metricsRoute(metrics, (bearer) =>
+      isScrapeSecret(bearer) ? 'allowed' : isRuntimeToken(bearer) ? 'forbidden' : 'unknown',
+    ),
+  ];
+  mountRoutes(app, metricsRoutes);
+  const routes: AnyRoute[] = [...metricsRoutes];
+  const docs = mountRuntimeDocs(app, () => routes, { tokenRequired: config.runtimeToken !== undefined });
+  routes.push(...docs.routes);
+  routes.push(
+    ...mountRuntimeRoutes(app, {
+      plugins,
+      sessions,
+      workspace: config.workspace,
+      model: config.agentModel,
+      runtimeToken: config.runtimeToken,
+      chat,
+      status: () => ({
+        gateway: options.gatewayUrl,
+        model: config.agentModel,
+        sessions: sessions.list().length,
+      }),
+      health: () => runtimeHealth(projections, hub),
+      ready: async () => readinessOf(await readModelsHealth(store.events, projections), drain.draining),
+    }),
+  );
+  if (hub) {
+    const sessionRoutes = sdkRoutes({
+      sessions,
+      events: store.events,
+      hub,
+      live,
+      agentSystem: () => plugins.agentSystem(),
+      model: config.agentModel,
+      heartbeatMs: config.sseHeartbeatMs,
+      openStreams: new OpenStreamLimit(config.maxStreamsPerClient),
+      onDrain: (goAway) => drain.onBegin(goAway),
+    });
+    mountRoutes(app, sessionRoutes, RUNTIME_POLICY);
+    routes.push(...sessionRoutes);
+  }
+  mountRuntimeConsole(app);
+  app.use((req, res) => sendError(res, new ApiError('not_found', `no route ${req.method} ${req.path}`)));
+  app.use(errorMiddleware(logger));
+
+  return { projections, live, plugins, sessions, effects, hub, app, drain, routes, document: docs.describe };
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { ChangeNotifier } from './change-notifier.ts';
+import { catchUpThenLive } from './subscription.ts';
+import type { StoredEvent } from './types.ts';
+
+const stored = (position: number): StoredEvent => ({
+  id: `e${position}`,
+  streamId: 's',
+  revision: position - 1,
+  position,
+  type: 'Thing',
+  data: {},
+  metadata: { actor: 'system' },
+  createdAt: new Date(0).toISOString(),
+});
+
+describe('catchUpThenLive', () => {
+  it('reads the next batch while the current one is being consumed, and delivers each event once', async () => {
+    const log = Array.from({ length: 7 }, (_, i) => stored(i + 1));
+    const reads: number[] = [];
+    const controller = new AbortController();
+    const items = catchUpThenLive(
+      { signal: controller.signal, batchSize: 3 },
+      async (after, limit) => {
+        reads.push(after);
+        return log.filter((e) => e.position > after).slice(0, limit);
+      },
+      new ChangeNotifier(),
+    );
+    const delivered: unknown[] = [];
+    for await (const item of items) {
+      // The first event of a full batch is handed on only after the read of the next one began.
+      if ('position' in item && item.type === 'Thing' && item.position === 1) expect(reads).toEqual([0, 3]);
+      delivered.push(item.type === '$caught_up' ? item : item.position);
+      if (item.type === '$caught_up') break;
+    }
+    controller.abort();
+    expect(delivered).toEqual([1, 2, 3, 4, 5, 6, 7, { type: '$caught_up', position: 7 }]);
+    expect(reads).toEqual([0, 3, 6]);
+  });
+});

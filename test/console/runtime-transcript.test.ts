@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { emptyTranscript, fold, queuePosition } from '../../console/src/runtime/sessions/transcript.ts';
+import type { SessionStreamItem } from '../../sdk/types.ts';
+
+let revision = 0;
+const event = (type: string, data: Record<string, unknown>): SessionStreamItem => ({
+  kind: 'event',
+  type,
+  data,
+  revision: revision++,
+  time: '2026-01-01T00:00:00.000Z',
+});
+const delta = (messageId: string, partId: string, text: string): SessionStreamItem => ({
+  kind: 'delta',
+  messageId,
+  partId,
+  delta: text,
+});
+
+describe('the transcript folded from a session stream', () => {
+  it('shows deltas until the stored part replaces them, and ignores deltas after it', () => {
+    revision = 0;
+    let t = fold(emptyTranscript(), [
+      event('TurnQueued', { turnId: 't1', text: 'hi', attachments: [], source: 'sdk' }),
+      event('TurnStarted', { turnId: 't1' }),
+      event('MessageCreated', { messageId: 'm1', turnId: 't1', role: 'assistant' }),
+      delta('m1', 'p1', 'Echo: '),
+      delta('m1', 'p1', 'hi'),
+    ]);
+    expect(t.messages[0]?.drafts.get('p1')).toBe('Echo: hi');
+    expect(t.running).toBe('t1');
+    t = fold(t, [
+      event('PartUpdated', { messageId: 'm1', part: { id: 'p1', type: 'text', text: 'Echo: hi' } }),
+      delta('m1', 'p1', ' late'),
+    ]);
+    expect(t.messages[0]?.drafts.size).toBe(0);
+    expect(t.messages[0]?.parts).toEqual([{ id: 'p1', type: 'text', text: 'Echo: hi' }]);
+  });
+
+  it('folds each stored revision once (a resumed stream repeats nothing) and leaves the old state alone', () => {
+    revision = 0;
+    const created = event('MessageCreated', { messageId: 'm1', turnId: 't1', role: 'user' });
+    const before = fold(emptyTranscript(), [created]);
+    const after = fold(before, [created, event('MessageCompleted', { messageId: 'm1' })]);
+    expect(after.messages).toHaveLength(1);
+    expect(after.messages[0]?.completed).toBe(true);
+    expect(before.messages[0]?.completed).toBe(false);
+    expect(after.revision).toBe(1);
+  });
+
+  it('gives queued turns their place behind the running one, as the prompt route does', () => {
+    revision = 0;
+    const t = fold(emptyTranscript(), [
+      event('TurnQueued', { turnId: 'a', text: 'a' }),
+      event('TurnQueued', { turnId: 'b', text: 'b' }),
+      event('TurnQueued', { turnId: 'c', text: 'c' }),
+      event('TurnStarted', { turnId: 'a' }),
+      event('TurnCancelled', { turnId: 'c', reason: 'forked' }),
+    ]);
+    expect(t.queue).toEqual(['b']);
+    expect(queuePosition(t, 'b')).toBe(2);
+    expect(t.turns.get('c')).toMatchObject({ state: 'cancelled', error: 'forked' });
+    const done = fold(t, [event('TurnFailed', { turnId: 'a', error: 'upstream down' })]);
+    expect(done.running).toBeNull();
+    expect(queuePosition(done, 'b')).toBe(1);
+    expect(done.turns.get('a')).toMatchObject({ state: 'failed', error: 'upstream down' });
+  });
+});
