@@ -80,9 +80,12 @@ export class LogSealer implements SingletonTask {
       pending.length = 0;
     };
 
+    // Also ends the subscription when the loop ends on its own. A stop asked while the chain's head
+    // was being read has already fired: it must still count.
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) stop.abort();
     const items = resubscribing(this.#events, {
       after: chain.last,
       signal: stop.signal,

@@ -7,8 +7,8 @@ import { promisify } from 'node:util';
 // wherever it starts, and no TypeScript loader.
 const INITDB = `
 const { PGlite } = await import(${JSON.stringify(import.meta.resolve('@electric-sql/pglite'))});
-const [dataDir, startParams] = process.argv.slice(1);
-const db = new PGlite({ dataDir, startParams: JSON.parse(startParams) });
+const [dataDir, settings] = process.argv.slice(1);
+const db = new PGlite({ dataDir, startParams: [...PGlite.defaultStartParams, ...JSON.parse(settings)] });
 await db.waitReady;
 await db.close();
 `;
@@ -19,7 +19,7 @@ await db.close();
  * process, a gateway would carry it for its whole life (a reopened directory needs ~130 MB). It costs
  * one process start (~0.5 s) on the very first start only.
  */
-export async function initializePgliteDir(dir: string, startParams: readonly string[]): Promise<void> {
+export async function initializePgliteDir(dir: string, settings: readonly string[]): Promise<void> {
   if (existsSync(join(dir, 'PG_VERSION'))) return;
   try {
     await promisify(execFile)(process.execPath, [
@@ -27,7 +27,7 @@ export async function initializePgliteDir(dir: string, startParams: readonly str
       '-e',
       INITDB,
       dir,
-      JSON.stringify(startParams),
+      JSON.stringify(settings),
     ]);
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr?.trim();

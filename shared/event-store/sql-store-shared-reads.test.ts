@@ -1,14 +1,13 @@
-import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrations.ts';
-import { pgliteDriver } from './pglite.ts';
+import { PGLITE_SETTINGS } from './pglite.ts';
+import { startPgliteThread } from './pglite-thread.ts';
 import type { SqlDriver } from './sql-driver.ts';
 import { SqlEventStore } from './sql-store.ts';
 
 const META = { actor: 'test' };
 
 describe('whole-log reads shared by subscribers woken together', () => {
-  let db: PGlite;
   let driver: SqlDriver;
   let store: SqlEventStore;
   const reads: string[] = [];
@@ -16,8 +15,7 @@ describe('whole-log reads shared by subscribers woken together', () => {
   let holdNextRead: Promise<void> | undefined;
 
   beforeAll(async () => {
-    db = new PGlite();
-    const inner = pgliteDriver(db);
+    const inner = await startPgliteThread(undefined, PGLITE_SETTINGS);
     await migrate(inner);
     // Counts the statements that read events, so a shared read shows as one.
     driver = {

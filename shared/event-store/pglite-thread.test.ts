@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PGLITE_SETTINGS } from './pglite.ts';
+import { startPgliteThread } from './pglite-thread.ts';
+import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+describe('PGlite in a worker thread', () => {
+  let db: SqlDriver;
+  beforeAll(async () => {
+    db = await startPgliteThread(undefined, PGLITE_SETTINGS);
+    await db.exec('CREATE TABLE notes (id integer PRIMARY KEY, body text NOT NULL)');
+  });
+  afterAll(() => db.close());
+
+  const bodies = async () =>
+    (await db.query<{ body: string }>('SELECT body FROM notes ORDER BY id')).rows.map((r) => r.body);
+
+  it('answers queries with their parameters, and errors keep their SQLSTATE', async () => {
+    await db.query('INSERT INTO notes (id, body) VALUES ($1, $2)', [1, 'first']);
+    expect(await bodies()).toEqual(['first']);
+    const failure = await db.query('INSERT INTO notes (id, body) VALUES (1, $1)', ['again']).catch((e) => e);
+    expect(failure).toBeInstanceOf(Error);
+    expect(sqlState(failure)).toBe(UNIQUE_VIOLATION);
+    expect(String(failure.message)).toMatch(/duplicate key/);
+  });
+
+  it('commits a transaction whose work resolves and rolls back one whose work throws', async () => {
+    await db.transaction(async (tx) => {
+      await tx.query('INSERT INTO notes (id, body) VALUES (2, $1)', ['committed']);
+    });
+    const refused = db.transaction(async (tx) => {
+      await tx.query('INSERT INTO notes (id, body) VALUES (3, $1)', ['rolled back']);
+      throw new Error('changed my mind');
+    });
+    await expect(refused).rejects.toThrow('changed my mind');
+    expect(await bodies()).toEqual(['first', 'committed']);
+  });
+
+  it('runs a query asked outside a transaction after the transaction, not inside it', async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const open = db.transaction(async (tx) => {
+      await tx.query('INSERT INTO notes (id, body) VALUES (4, $1)', ['in a transaction']);
+      await held;
+      throw new Error('rolled back');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const outside = bodies();
+    release();
+    await expect(open).rejects.toThrow('rolled back');
+    expect(await outside).toEqual(['first', 'committed']);
+  });
+
+  it('does not keep a process alive while nothing is asked of it', async () => {
+    const script = `
+      const { startPgliteThread } = await import('./shared/event-store/pglite-thread.ts');
+      const db = await startPgliteThread(undefined, []);
+      const { rows } = await db.query('SELECT 41 + 1 AS answer');
+      process.stdout.write(String(rows[0].answer));
+    `;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: ROOT, timeout: 30_000 },
+    );
+    expect(stdout).toBe('42');
+  });
+
+  it('refuses calls once closed, with an error saying why', async () => {
+    const closed = await startPgliteThread(undefined, PGLITE_SETTINGS);
+    await closed.close();
+    await expect(closed.query('SELECT 1')).rejects.toThrow(/PGlite thread exited/);
+  });
+});

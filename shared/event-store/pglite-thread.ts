@@ -1,0 +1,92 @@
+import { Worker } from 'node:worker_threads';
+import { fromRoot } from '../paths.ts';
+import type { SqlDriver, SqlExecutor } from './sql-driver.ts';
+
+type Request =
+  | { op: 'query'; sql: string; params?: unknown[]; tx?: number }
+  | { op: 'exec'; sql: string; tx?: number }
+  | { op: 'begin' }
+  | { op: 'commit' | 'rollback'; tx: number }
+  | { op: 'close' };
+
+interface Reply {
+  id: number;
+  result?: unknown;
+  error?: { name: string; message: string; code?: string; detail?: string };
+}
+
+/**
+ * PGlite in a worker thread (`pglite-worker.mjs`), behind the same `SqlDriver` as any database:
+ * PostgreSQL's WASM and PGlite's protocol code run beside the event loop instead of on it, so a
+ * request being relayed never waits for an append to be stored. `settings` are start parameters added
+ * to PGlite's own. Resolves once the database is open.
+ */
+export async function startPgliteThread(
+  dataDir: string | undefined,
+  settings: readonly string[],
+): Promise<SqlDriver> {
+  const worker = new Worker(fromRoot('shared', 'event-store', 'pglite-worker.mjs'), {
+    workerData: { dataDir, settings },
+    // Plain JavaScript: none of the process's flags (a TypeScript loader, `--input-type`) apply.
+    execArgv: [],
+  });
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+  let nextId = 1;
+  let failure: Error | undefined;
+
+  const settle = (reply: Reply) => {
+    const waiting = pending.get(reply.id);
+    if (!waiting) return;
+    pending.delete(reply.id);
+    // The thread keeps the process alive only while an answer is awaited.
+    if (pending.size === 0) worker.unref();
+    if (reply.error) waiting.reject(Object.assign(new Error(reply.error.message), reply.error));
+    else waiting.resolve(reply.result);
+  };
+  const failAll = (error: Error) => {
+    failure ??= error;
+    for (const id of [...pending.keys()]) settle({ id, error: { name: error.name, message: error.message } });
+  };
+  worker.on('message', settle);
+  worker.on('error', failAll);
+  worker.on('exit', (code) => failAll(new Error(`the PGlite thread exited (code ${code})`)));
+
+  const call = <T>(request: Request): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (failure) return reject(failure);
+      const id = nextId++;
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      worker.ref();
+      worker.postMessage({ ...request, id });
+    });
+  // The worker answers id 0 once PGlite is open (or could not open).
+  await new Promise((resolve, reject) => pending.set(0, { resolve, reject }));
+
+  const executor = (tx?: number): SqlExecutor => ({
+    query: async <Row>(sql: string, params?: unknown[]) => ({
+      rows: await call<Row[]>({ op: 'query', sql, params, tx }),
+    }),
+    exec: async (sql: string) => {
+      await call({ op: 'exec', sql, tx });
+    },
+  });
+  return {
+    ...executor(),
+    async transaction(work) {
+      const tx = await call<number>({ op: 'begin' });
+      let result: Awaited<ReturnType<typeof work>>;
+      try {
+        result = await work(executor(tx));
+      } catch (error) {
+        await call({ op: 'rollback', tx });
+        throw error;
+      }
+      await call({ op: 'commit', tx });
+      return result;
+    },
+    async close() {
+      if (!failure) await call({ op: 'close' });
+      await worker.terminate();
+    },
+  };
+}
