@@ -20,6 +20,14 @@ export async function openPgliteStore(
   if (dir !== undefined) await initializePgliteDir(dir, PGLITE_SETTINGS);
   const driver = await startPgliteThread(dir, PGLITE_SETTINGS);
   await migrate(driver);
-  // One process owns a PGlite directory, so in-process wake-ups are all the notification it needs.
-  return { store: new SqlEventStore('pglite', driver, { hooks, batchesInFlight: 1 }), driver };
+  // One process owns a PGlite directory: in-process wake-ups are all the notification it needs, and
+  // every event after today's head is one this store appends.
+  const { rows } = await driver.query<{ head: string | number }>(
+    'SELECT coalesce(max(position), 0) AS head FROM events',
+  );
+  const soleWriterAfter = Number(rows[0]?.head ?? 0);
+  return {
+    store: new SqlEventStore('pglite', driver, { hooks, batchesInFlight: 1, soleWriterAfter }),
+    driver,
+  };
 }

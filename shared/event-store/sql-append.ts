@@ -1,10 +1,17 @@
+import { fromJsonb } from './json-codec.ts';
 import type { SqlExecutor } from './sql-driver.ts';
 import {
   type AppendResult,
   DuplicateEventId,
+  type EventMetadata,
   type ExpectedRevision,
+  type StoredEvent,
   WrongExpectedRevision,
 } from './types.ts';
+
+/** How reads format `created_at` (as `toISOString` would); `now()` is the column's default. */
+export const CREATED_AT_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+const CREATED_AT_NOW = `to_char(now() AT TIME ZONE 'UTC', ${CREATED_AT_FORMAT})`;
 
 /** One append, encoded for `studio_append_batch` (infra/sql/003_append_batch_function.sql). */
 export interface PendingAppend {
@@ -22,6 +29,8 @@ export interface AppendRow {
   revision: string | number | null;
   pos: string | number | null;
   clash: string | null;
+  /** The events' `created_at` as `readAll` formats it: the transaction's time, `now()`. */
+  at: string;
 }
 
 interface BatchRow extends AppendRow {
@@ -29,7 +38,7 @@ interface BatchRow extends AppendRow {
 }
 
 const APPEND_BATCH =
-  'SELECT k, outcome, revision, pos, clash FROM studio_append_batch(' +
+  `SELECT k, outcome, revision, pos, clash, ${CREATED_AT_NOW} AS at FROM studio_append_batch(` +
   '$1::text[], $2::text[], $3::integer[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8)';
 
 /** Runs the appends in one statement (so in one transaction); one row per append, in order. */
@@ -70,4 +79,32 @@ export function appendResult(append: PendingAppend, row: AppendRow): AppendResul
     default:
       throw new Error(`studio_append_batch answered ${JSON.stringify(row)}`);
   }
+}
+
+/**
+ * The events an append stored (outcome `ok`), as `readAll` would return them, each with the length
+ * of its JSON text: the positions and revisions end at the row's and are consecutive; the data is
+ * the JSON text the append sent.
+ */
+export function storedEventsOf(
+  append: PendingAppend,
+  row: AppendRow,
+): { event: StoredEvent; size: number }[] {
+  const n = append.ids.length;
+  const firstPosition = Number(row.pos) - n + 1;
+  const firstRevision = Number(row.revision) - n + 1;
+  const metadata = fromJsonb(JSON.parse(append.metadata)) as EventMetadata;
+  return append.ids.map((id, i) => ({
+    event: {
+      id,
+      streamId: append.streamId,
+      revision: firstRevision + i,
+      position: firstPosition + i,
+      type: append.types[i]!,
+      data: fromJsonb(JSON.parse(append.data[i]!)),
+      metadata,
+      createdAt: row.at,
+    },
+    size: append.data[i]!.length + append.metadata.length,
+  }));
 }

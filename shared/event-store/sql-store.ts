@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { AppendBatcher } from './append-batcher.ts';
 import { ChangeNotifier } from './change-notifier.ts';
 import { fromJsonbText, toJsonbText } from './json-codec.ts';
-import { type AppendRow, appendBatch, appendResult, type PendingAppend } from './sql-append.ts';
+import {
+  type AppendRow,
+  appendBatch,
+  appendResult,
+  CREATED_AT_FORMAT,
+  type PendingAppend,
+  storedEventsOf,
+} from './sql-append.ts';
 import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
 import { catchUpThenLive } from './subscription.ts';
 import {
@@ -23,6 +30,7 @@ import {
   type SubscribeOptions,
   type SubscriptionItem,
 } from './types.ts';
+import { WrittenTail } from './written-tail.ts';
 
 interface EventRow {
   position: string | number;
@@ -43,7 +51,7 @@ interface EventRow {
  */
 const COLUMNS =
   'position, stream_id, revision, event_id, type, data::text AS data, metadata::text AS metadata, ' +
-  `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+  `to_char(created_at AT TIME ZONE 'UTC', ${CREATED_AT_FORMAT}) AS created_at`;
 /**
  * Only rows whose transaction is older than every transaction still open: nothing can commit before
  * them. A subquery, so the snapshot is taken once per statement rather than once per row.
@@ -73,8 +81,15 @@ export class SqlEventStore implements EventStore {
       onClose?: () => Promise<void>;
       /** Batches of appends committing at once (PGlite runs one transaction at a time anyway). */
       batchesInFlight?: number;
+      /**
+       * This store is the database's only writer, its batches commit one at a time, and the log's
+       * head is this position: whole-log reads after it are answered from the events it wrote (a
+       * `WrittenTail`) rather than read back. PGlite's, which one process owns.
+       */
+      soleWriterAfter?: number;
     } = {},
   ) {
+    if (options.soleWriterAfter !== undefined) this.#written = new WrittenTail(options.soleWriterAfter);
     this.#batcher = new AppendBatcher((batch) => this.#commitBatch(batch), {
       maxInFlight: options.batchesInFlight ?? DEFAULT_BATCHES_IN_FLIGHT,
       maxItems: MAX_APPENDS_PER_BATCH,
@@ -84,6 +99,7 @@ export class SqlEventStore implements EventStore {
   }
 
   readonly #batcher: AppendBatcher<PendingAppend, Outcome>;
+  readonly #written: WrittenTail | undefined;
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
     assertAppendable(streamId, events);
@@ -136,12 +152,21 @@ export class SqlEventStore implements EventStore {
     const notify = this.options.notifyOnCommit === true;
     const hook = this.options.hooks?.beforeCommit;
     // One statement is its own transaction; only the test hook needs one held open around it.
-    if (!hook) return appendBatch(this.db, batch, notify);
-    return this.db.transaction(async (tx) => {
-      const rows = await appendBatch(tx, batch, notify);
-      for (const [i, row] of rows.entries()) if (row.outcome === 'ok') await hook(batch[i]!.streamId);
-      return rows;
-    });
+    const rows = hook
+      ? await this.db.transaction(async (tx) => {
+          const rows = await appendBatch(tx, batch, notify);
+          for (const [i, row] of rows.entries()) if (row.outcome === 'ok') await hook(batch[i]!.streamId);
+          return rows;
+        })
+      : await appendBatch(this.db, batch, notify);
+    // Committed: before anyone is notified, so a woken reader finds them.
+    if (this.#written) {
+      for (const [i, row] of rows.entries()) {
+        if (row.outcome !== 'ok') continue;
+        for (const { event, size } of storedEventsOf(batch[i]!, row)) this.#written.add(event, size);
+      }
+    }
+    return rows;
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -162,6 +187,11 @@ export class SqlEventStore implements EventStore {
     // since the last change notification is shared: it shows every append notified so far, so a
     // subscriber that saw that notification misses nothing by taking it.
     if (options.streamId !== undefined || options.types !== undefined) return this.#readAll(options);
+    const written = this.#written?.read(options.after ?? 0, options.limit);
+    if (written) {
+      await this.options.hooks?.beforeRead?.({ kind: 'readAll', options });
+      return written;
+    }
     const key = `${this.changes.version}:${options.after ?? 0}:${options.limit ?? ''}`;
     const shared = this.#pageReads.get(key);
     if (shared) return shared;

@@ -128,12 +128,11 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const largeBodies = new LargeBodyBudget(options.largeBodiesBudgetBytes);
 
   const routes = appRoutes(options);
-  mountRoutes(app, routes.open);
-  mountDocsAssets(app, GATEWAY_DOCUMENT_PATH);
 
   // Everything under /v1 in one middleware that reads the path itself, rather than express's router
   // matching a pattern per layer: the same answers (paths case-insensitive, a trailing slash allowed
-  // on the GET routes, percent-decoding per segment), for a fraction of the work.
+  // on the GET routes, percent-decoding per segment), for a fraction of the work. First, so the
+  // API's requests meet none of the other routes' patterns (none of which is under /v1).
   const v1Routes = new Map(routes.v1.map((route) => [routeKeyOf(route.path), route]));
   app.use((req, res, next) => {
     const path = req.path;
@@ -167,6 +166,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
     dispatch(registry, largeBodies, action.service, action.action, req, res).catch(next);
   });
 
+  mountRoutes(app, routes.open);
+  mountDocsAssets(app, GATEWAY_DOCUMENT_PATH);
   mountRoutes(app, options.routes ?? []);
   options.extraRoutes?.(app);
   app.use((req, res) => {
