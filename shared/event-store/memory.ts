@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { KeyedLock } from '../keyed-lock.ts';
 import { ChangeNotifier } from './change-notifier.ts';
+import { firstIndexAfter } from './positions.ts';
 import { catchUpThenLive } from './subscription.ts';
 import {
   type AppendOptions,
@@ -178,18 +179,6 @@ export class MemoryEventStore implements EventStore {
 
 function clone(event: StoredEvent): StoredEvent {
   return { ...event, data: structuredClone(event.data), metadata: { ...event.metadata } };
-}
-
-/** Binary search: index of the first event with position > after. */
-function firstIndexAfter(log: StoredEvent[], after: number): number {
-  let low = 0;
-  let high = log.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (log[mid]!.position <= after) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }
 
 function insertByPosition(log: StoredEvent[], event: StoredEvent): void {

@@ -1,3 +1,4 @@
+import { firstIndexAfter } from './positions.ts';
 import type { StoredEvent } from './types.ts';
 
 export interface WrittenTailLimits {
@@ -48,14 +49,7 @@ export class WrittenTail {
   /** The events after `after` (at most `limit`), or undefined when some of them may not be here. */
   read(after: number, limit?: number): StoredEvent[] | undefined {
     if (after < this.#from) return undefined;
-    const events = this.#events;
-    let low = 0;
-    let high = events.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (events[middle]!.position <= after) low = middle + 1;
-      else high = middle;
-    }
-    return events.slice(low, limit === undefined ? undefined : low + limit);
+    const first = firstIndexAfter(this.#events, after);
+    return this.#events.slice(first, limit === undefined ? undefined : first + limit);
   }
 }
