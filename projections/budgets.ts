@@ -106,7 +106,7 @@ export function standingOf(state: BudgetsState, rule: BudgetRule, now: string) {
   const ledger = state.get(rule.studioId)?.ledger ?? emptyLedger();
   const key = windowKey(rule.window, now);
   const spent = spentIn(ledger, rule.tokenId, key);
-  const reserved = reservedIn(ledger, rule.tokenId, key, now, (iso) => windowKey(rule.window, iso));
+  const reserved = reservedIn(ledger, rule.tokenId, key, now);
   // A soft budget may be spent past its amount; what remains is then nothing, not a debt.
   const remaining = Math.max(0, rule.amountMicroUsd - spent - reserved);
   return { spent, reserved, remaining, resetsAt: resetsAt(rule.window, now) };

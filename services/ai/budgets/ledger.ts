@@ -1,7 +1,7 @@
 import { unknownCase } from '../../../shared/decider.ts';
 import { budgetKey } from '../../studios/budgets.ts';
 import type { ReservationData, UsageEvent } from '../usage/events.ts';
-import { windowKeysAt } from './windows.ts';
+import { windowKeysAt, windowPrefix } from './windows.ts';
 
 /**
  * A studio's balances as its usage stream gives them: spent per (token or studio, window) and the
@@ -40,11 +40,22 @@ export const copyLedger = (state: LedgerState): LedgerState => ({
 export const balanceKey = (tokenId: string | null, windowKey: string) => `${budgetKey(tokenId)}|${windowKey}`;
 
 /** The keys a generation of `tokenId` started at `iso` is charged to: its token's and the studio's. */
-function chargedKeys(tokenId: string | null, iso: string): string[] {
-  const windows = windowKeysAt(iso);
-  const owners = tokenId === null ? [null] : [null, tokenId];
-  return owners.flatMap((owner) => windows.map((w) => balanceKey(owner, w)));
+function chargedKeys(tokenId: string | null, iso: string): readonly string[] {
+  // Every generation of a token on one day is charged to the same keys: made once a day, not per event.
+  const memo = `${tokenId ?? ''}|${iso.slice(0, 10)}`;
+  let keys = chargedKeysMemo.get(memo);
+  if (keys === undefined) {
+    const windows = windowKeysAt(iso);
+    const owners = tokenId === null ? [null] : [null, tokenId];
+    keys = owners.flatMap((owner) => windows.map((w) => balanceKey(owner, w)));
+    if (chargedKeysMemo.size >= CHARGED_KEYS_MEMO_SIZE) chargedKeysMemo.clear();
+    chargedKeysMemo.set(memo, keys);
+  }
+  return keys;
 }
+
+const CHARGED_KEYS_MEMO_SIZE = 10_000;
+const chargedKeysMemo = new Map<string, readonly string[]>();
 
 /**
  * Folds one usage event into `state` (mutated: a stream of a million events folds in one pass).
@@ -117,11 +128,12 @@ export function reservedIn(
   tokenId: string | null,
   windowKey: string,
   now: string,
-  keyOf: (iso: string) => string,
 ): number {
+  // Started in the window: its instant begins with the window's date (`total`: any instant).
+  const prefix = windowPrefix(windowKey);
   let total = 0;
   for (const r of state.open.values()) {
-    if (r.expiresAt <= now || keyOf(r.startedAt) !== windowKey) continue;
+    if (r.expiresAt <= now || !r.startedAt.startsWith(prefix)) continue;
     if (tokenId === null || r.tokenId === tokenId) total += r.amountMicroUsd;
   }
   return total;

@@ -26,9 +26,7 @@ export type ReservationDecision =
 /** What `rule` has left at `now`: its amount less what was spent and is reserved in the window. */
 export function availableUnder(rule: BudgetRule, ledger: LedgerState, now: string): number {
   const key = windowKey(rule.window, now);
-  const held =
-    spentIn(ledger, rule.tokenId, key) +
-    reservedIn(ledger, rule.tokenId, key, now, (iso) => windowKey(rule.window, iso));
+  const held = spentIn(ledger, rule.tokenId, key) + reservedIn(ledger, rule.tokenId, key, now);
   return rule.amountMicroUsd - held;
 }
 

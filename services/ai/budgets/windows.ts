@@ -12,6 +12,9 @@ export function windowKey(window: BudgetWindow, iso: string): string {
   }
 }
 
+/** What the instants of a window begin with: its date (`2026-11-24`, `2026-11`), or nothing for `total`. */
+export const windowPrefix = (key: string) => key.slice(key.indexOf(':') + 1);
+
 /** When the window holding `iso` ends (ISO), or null for `total`. */
 export function resetsAt(window: BudgetWindow, iso: string): string | null {
   const at = new Date(iso);
