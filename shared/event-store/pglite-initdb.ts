@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { fromRoot } from '../paths.ts';
 
 // Run by a child `node`: it only needs PGlite, resolved to a file URL here so the child finds it
 // wherever it starts, and no TypeScript loader.
@@ -13,14 +15,67 @@ await db.waitReady;
 await db.close();
 `;
 
+/** A data directory made once by `npm install` (`npm run build:pglite-template`), copied for new ones. */
+export const PGLITE_TEMPLATE_DIR = fromRoot('dist', 'pglite-template');
+/** In the template only: the PGlite version that made it, so another version's is never used. */
+const TEMPLATE_STAMP = 'studio-template.json';
+
 /**
- * Creates a PGlite data directory in a short-lived child process when `dir` holds none yet.
- * initdb grows the WASM heap to some 700 MB, which a WASM instance never gives back: done in this
- * process, a gateway would carry it for its whole life (a reopened directory needs ~130 MB). It costs
- * one process start (~0.5 s) on the very first start only.
+ * Creates a PGlite data directory in `dir` when it holds none yet: a copy of the template made at
+ * install time when there is one from the PGlite installed, else initdb in a short-lived child
+ * process. initdb takes some 3 s of the very first start (a copy, a few ms), and grows the WASM heap
+ * to some 700 MB, which a WASM instance never gives back: done in this process, a gateway would carry
+ * it for its whole life (a reopened directory needs ~130 MB).
  */
-export async function initializePgliteDir(dir: string, settings: readonly string[]): Promise<void> {
+export async function initializePgliteDir(
+  dir: string,
+  settings: readonly string[],
+  template = PGLITE_TEMPLATE_DIR,
+): Promise<void> {
   if (existsSync(join(dir, 'PG_VERSION'))) return;
+  if (await copiedFromTemplate(template, dir)) return;
+  await initdb(dir, settings);
+}
+
+/** Makes the template `initializePgliteDir` copies: a fresh data directory, stamped with PGlite's version. */
+export async function buildPgliteTemplate(
+  settings: readonly string[],
+  template = PGLITE_TEMPLATE_DIR,
+): Promise<void> {
+  const staging = `${template}.${process.pid}`;
+  await rm(staging, { recursive: true, force: true });
+  await initdb(staging, settings);
+  await writeFile(join(staging, TEMPLATE_STAMP), `${JSON.stringify({ pglite: await installedPglite() })}\n`);
+  await rm(template, { recursive: true, force: true });
+  await rename(staging, template);
+}
+
+async function copiedFromTemplate(template: string, dir: string): Promise<boolean> {
+  try {
+    const stamp = JSON.parse(await readFile(join(template, TEMPLATE_STAMP), 'utf8')) as { pglite?: unknown };
+    if (stamp.pglite !== (await installedPglite())) return false;
+  } catch {
+    return false; // no template (or an unreadable one): initdb it is
+  }
+  // Copied aside, then renamed into place: a copy cut short never looks like a data directory.
+  const staging = `${dir}.new-${process.pid}`;
+  try {
+    await mkdir(dirname(dir), { recursive: true });
+    await cp(template, staging, { recursive: true, filter: (source) => basename(source) !== TEMPLATE_STAMP });
+    await rename(staging, dir); // replaces an empty directory; one holding anything else is refused
+    return true;
+  } catch {
+    await rm(staging, { recursive: true, force: true }).catch(() => {});
+    return false;
+  }
+}
+
+async function installedPglite(): Promise<string | undefined> {
+  const manifest = fromRoot('node_modules', '@electric-sql', 'pglite', 'package.json');
+  return (JSON.parse(await readFile(manifest, 'utf8')) as { version?: string }).version;
+}
+
+async function initdb(dir: string, settings: readonly string[]): Promise<void> {
   try {
     await promisify(execFile)(process.execPath, [
       '--input-type=module',

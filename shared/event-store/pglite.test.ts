@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { openPgliteStore } from './pglite.ts';
+import { openPgliteStore, PGLITE_SETTINGS } from './pglite.ts';
+import { buildPgliteTemplate, initializePgliteDir } from './pglite-initdb.ts';
 
 const MB = 1024 * 1024;
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -28,7 +29,7 @@ describe('embedded PGlite store', () => {
     }
   });
 
-  it('creates a fresh directory out of process (initdb leaves no heap behind), and the data stays', async () => {
+  it('creates a fresh directory without growing this process heap (copied, or initdb out of process), and the data stays', async () => {
     const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-'));
     const dir = join(parent, 'pglite');
     try {
@@ -46,6 +47,32 @@ describe('embedded PGlite store', () => {
       const events = await again.store.readStream('s-1');
       expect(events.map((e) => e.data)).toEqual([{ n: 1 }]);
       await again.store.close();
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('copies a new directory from the template made at install, unless another PGlite made it', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-'));
+    const template = join(parent, 'template');
+    // initdb gives every cluster its own system identifier, in global/pg_control: a copy keeps it.
+    const controlOf = (dir: string) => readFile(join(dir, 'global', 'pg_control'));
+    try {
+      await buildPgliteTemplate(PGLITE_SETTINGS, template);
+      const copied = join(parent, 'copied', 'pglite');
+      await initializePgliteDir(copied, PGLITE_SETTINGS, template);
+      expect((await controlOf(copied)).equals(await controlOf(template))).toBe(true);
+      expect(existsSync(join(copied, 'studio-template.json'))).toBe(false);
+      const { store } = await openPgliteStore(copied);
+      await store.append('s-1', [{ type: 'Noted', data: { n: 1 } }], { metadata: { actor: 'test' } });
+      expect((await store.readStream('s-1')).map((e) => e.data)).toEqual([{ n: 1 }]);
+      await store.close();
+
+      await writeFile(join(template, 'studio-template.json'), JSON.stringify({ pglite: '0.0.1' }));
+      const made = join(parent, 'made');
+      await initializePgliteDir(made, PGLITE_SETTINGS, template);
+      expect(existsSync(join(made, 'PG_VERSION'))).toBe(true);
+      expect((await controlOf(made)).equals(await controlOf(template))).toBe(false);
     } finally {
       await rm(parent, { recursive: true, force: true });
     }
