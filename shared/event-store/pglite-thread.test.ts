@@ -57,6 +57,14 @@ describe('PGlite in a worker thread', () => {
     expect(await outside).toEqual(['first', 'committed']);
   });
 
+  it('fails a call whose parameters cannot be sent to the thread, and goes on serving', async () => {
+    await expect(db.query('SELECT $1::text AS t', [() => 'not data'])).rejects.toThrow(
+      /cannot send to the PGlite thread/,
+    );
+    const { rows } = await db.query<{ t: string }>('SELECT $1::text AS t', ['still here']);
+    expect(rows).toEqual([{ t: 'still here' }]);
+  });
+
   it('does not keep a process alive while nothing is asked of it', async () => {
     const script = `
       const { startPgliteThread } = await import('./shared/event-store/pglite-thread.ts');

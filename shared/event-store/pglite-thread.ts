@@ -57,7 +57,15 @@ export async function startPgliteThread(
       const id = nextId++;
       pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       worker.ref();
-      worker.postMessage({ ...request, id });
+      try {
+        worker.postMessage({ ...request, id });
+      } catch (error) {
+        // A parameter that cannot be copied to the thread (a function, say): this call fails alone.
+        settle({
+          id,
+          error: { name: 'TypeError', message: `cannot send to the PGlite thread: ${String(error)}` },
+        });
+      }
     });
   // The worker answers id 0 once PGlite is open (or could not open).
   await new Promise((resolve, reject) => pending.set(0, { resolve, reject }));
