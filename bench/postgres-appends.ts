@@ -12,15 +12,13 @@
  *
  * Environment: DATABASE_URL (as bench/event-store.ts), BENCH_REPS (default 3), BENCH_APPEND_MS (default 3,000).
  */
-import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { postgresDriver } from '../shared/event-store/postgres.ts';
 import { SqlEventStore } from '../shared/event-store/sql-store.ts';
-import type { AppendOptions, AppendResult, NewEvent } from '../shared/event-store/types.ts';
-import { WrongExpectedRevision } from '../shared/event-store/types.ts';
 import { positiveFromEnv } from './lib/env.ts';
 import { type Appender, measureAppends } from './lib/measures.ts';
+import { oneTransactionPerAppend } from './lib/one-transaction-appender.ts';
 import { round3, summarize } from './lib/stats.ts';
 import { baseDatabaseUrl, openPostgres } from './lib/targets.ts';
 
@@ -53,38 +51,11 @@ function sqlStoreVariant(
   return { name, store, pool, close: () => store.close() };
 }
 
-/**
- * The adapter as it was before group commit: every append its own transaction, one call of
- * `studio_append` (infra/sql/002_append_function.sql, still installed), with pg_notify.
- */
-function oneTransactionPerAppend(url: string): Variant {
+/** The adapter as it was before group commit (`oneTransactionPerAppend`), on its own pool. */
+function oneTransactionPerAppendVariant(url: string): Variant {
   const pool = new pg.Pool({ connectionString: url, max: 20 });
   pool.on('error', () => undefined);
-  const store: Appender = {
-    async append(
-      streamId: string,
-      events: readonly NewEvent[],
-      options: AppendOptions,
-    ): Promise<AppendResult> {
-      const expected = options.expected ?? 'any';
-      const { rows } = await pool.query<{ outcome: string; revision: string; pos: string }>(
-        'SELECT outcome, revision, pos FROM studio_append($1, $2, $3::uuid[], $4::text[], $5::text[], $6, $7)',
-        [
-          streamId,
-          String(expected),
-          events.map((e) => e.id ?? randomUUID()),
-          events.map((e) => e.type),
-          events.map((e) => JSON.stringify(e.data ?? null)),
-          JSON.stringify(options.metadata),
-          true,
-        ],
-      );
-      const row = rows[0]!;
-      if (row.outcome === 'wrong_expected')
-        throw new WrongExpectedRevision(streamId, expected, Number(row.revision));
-      return { nextExpectedRevision: Number(row.revision), position: Number(row.pos) };
-    },
-  };
+  const store = oneTransactionPerAppend(pool);
   return {
     name: 'before: one transaction per append (studio_append, pg_notify)',
     store,
@@ -144,7 +115,7 @@ async function main(): Promise<void> {
       store: target.store.events,
       close: async () => undefined,
     });
-    variants.push(oneTransactionPerAppend(url.toString()));
+    variants.push(oneTransactionPerAppendVariant(url.toString()));
     for (const batchesInFlight of [1, 4, 8]) {
       variants.push(
         sqlStoreVariant(`group commit, ${batchesInFlight} batches in flight`, url.toString(), {

@@ -12,17 +12,16 @@
  * Environment: BENCH_QUICK=1 (100,000 events, 1 s appends, 1 repetition), BENCH_REPS (default 2),
  * BENCH_AIM_EVENTS (default 1,000,000), BENCH_APPEND_MS (default 3,000), DATABASE_URL.
  */
-import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { GATEWAY_PROJECTIONS } from '../services/gateway/projections.ts';
 import { RUNTIME_PROJECTIONS } from '../services/runtime/projections.ts';
-import type { AppendOptions, AppendResult, EventStore, NewEvent } from '../shared/event-store/types.ts';
-import { WrongExpectedRevision } from '../shared/event-store/types.ts';
+import type { EventStore } from '../shared/event-store/types.ts';
 import type { CheckpointStore } from '../shared/projections/checkpoints.ts';
 import { loadDataset, planDataset } from './lib/dataset.ts';
 import { positiveFromEnv } from './lib/env.ts';
-import { type Appender, measureAppends, measureRebuild, measureRunnerStart } from './lib/measures.ts';
+import { measureAppends, measureRebuild, measureRunnerStart } from './lib/measures.ts';
+import { oneTransactionPerAppend } from './lib/one-transaction-appender.ts';
 import { measureStartup } from './lib/startup.ts';
 import { round3, summarize } from './lib/stats.ts';
 import { baseDatabaseUrl, openPostgres } from './lib/targets.ts';
@@ -32,35 +31,6 @@ const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (QUICK ? 1 : 2)
 const EVENTS = positiveFromEnv('BENCH_AIM_EVENTS', { integer: true }) ?? (QUICK ? 100_000 : 1_000_000);
 const APPEND_MS = positiveFromEnv('BENCH_APPEND_MS', { integer: true }) ?? (QUICK ? 1_000 : 3_000);
 const log = (message: string) => process.stderr.write(`[bench:aims] ${message}\n`);
-
-/** The append as it was before group commit: one `studio_append` call (one transaction) per append. */
-function oneTransactionPerAppend(pool: pg.Pool): Appender {
-  return {
-    async append(
-      streamId: string,
-      events: readonly NewEvent[],
-      options: AppendOptions,
-    ): Promise<AppendResult> {
-      const expected = options.expected ?? 'any';
-      const { rows } = await pool.query<{ outcome: string; revision: string; pos: string }>(
-        'SELECT outcome, revision, pos FROM studio_append($1, $2, $3::uuid[], $4::text[], $5::text[], $6, $7)',
-        [
-          streamId,
-          String(expected),
-          events.map((e) => e.id ?? randomUUID()),
-          events.map((e) => e.type),
-          events.map((e) => JSON.stringify(e.data ?? null)),
-          JSON.stringify(options.metadata),
-          true,
-        ],
-      );
-      const row = rows[0]!;
-      if (row.outcome === 'wrong_expected')
-        throw new WrongExpectedRevision(streamId, expected, Number(row.revision));
-      return { nextExpectedRevision: Number(row.revision), position: Number(row.pos) };
-    },
-  };
-}
 
 /** The rebuild as it was: each read model reads the log filtered by its own event types. */
 async function rebuildOnePassPerProjection(store: EventStore, checkpoints: CheckpointStore): Promise<number> {
