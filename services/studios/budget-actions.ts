@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import {
-  type BudgetRecord,
-  type BudgetsState,
-  budgetsProjection,
-  standingOf,
-} from '../../projections/budgets.ts';
+import { budgetsProjection } from '../../projections/budgets.ts';
 import { type GatewayContext, runCommand } from '../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
 import { budgetView } from './budget-view.ts';

@@ -1,8 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studiosProjection } from '../../projections/studios.ts';
-import { redisCacheStore } from '../../services/ai/cache/redis-store.ts';
 import { adminOk, MODEL, newStudio, startGatewayPair, until } from '../governance/limited-gateway.ts';
 import type { TestGateway } from '../support/gateway.ts';
 import { openAiMock, type WireMock } from '../support/mock-ai-upstreams.ts';

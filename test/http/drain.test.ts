@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { Agent, type IncomingHttpHeaders, request } from 'node:http';
+import { Agent } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineRoute, noInput } from '../../shared/http/action.ts';
 import { baseApp } from '../../shared/http/app.ts';

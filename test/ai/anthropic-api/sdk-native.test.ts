@@ -12,7 +12,7 @@ import {
   sendJson,
   type WireMock,
 } from '../../support/mock-ai-upstreams.ts';
-import { type ProviderGateway, SseEvents, startProviderGateway } from '../providers/support.ts';
+import { type ProviderGateway, startProviderGateway } from '../providers/support.ts';
 import { anthropicClient, usageEvents, weatherTool } from './support.ts';
 
 // Anthropic's official SDK against the gateway on anthropic/* models: the Messages API passes
