@@ -62,6 +62,8 @@ describe.skipIf(database === undefined)(
         expect(idCheck, plans.join('\n---\n')).toBeDefined();
         expect(idCheck).not.toMatch(/Seq Scan on events/);
         expect(idCheck).toMatch(/Index (Only )?Scan (using|on) events_event_id_key/);
+        // Nor does any other statement of the append read a whole table.
+        for (const plan of plans) expect(plan).not.toMatch(/Seq Scan on (events|streams)/);
       } finally {
         await longLived.end();
       }
