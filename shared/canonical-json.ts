@@ -20,7 +20,7 @@ function write(value: unknown, key: string): string | undefined {
     case 'string':
       return JSON.stringify(v);
     case 'number':
-      return Number.isFinite(v) ? JSON.stringify(v) : 'null';
+      return Number.isFinite(v) ? String(v) : 'null';
     case 'boolean':
       return v ? 'true' : 'false';
     case 'object':
@@ -44,13 +44,33 @@ function writeArray(items: readonly unknown[]): string {
 }
 
 function writeObject(record: Record<string, unknown>): string {
+  const keys = Object.keys(record);
+  if (!inOrder(keys)) keys.sort();
   let text = '{';
-  let first = true;
-  for (const key of Object.keys(record).sort()) {
+  for (const key of keys) {
     const member = write(record[key], key);
     if (member === undefined) continue;
-    text += `${first ? '' : ','}${JSON.stringify(key)}:${member}`;
-    first = false;
+    text += `${text.length === 1 ? '' : ','}${quoted(key)}:${member}`;
   }
   return `${text}}`;
+}
+
+/** Whether `keys` are already sorted: objects often come with their keys in order, and sorting allocates. */
+function inOrder(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return false;
+  return true;
+}
+
+/** Keys repeat from one event to the next: their JSON text is kept (a bounded number of them). */
+const QUOTED_KEYS = new Map<string, string>();
+const MOST_QUOTED_KEYS = 4_096;
+
+function quoted(key: string): string {
+  let text = QUOTED_KEYS.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(key);
+    if (QUOTED_KEYS.size >= MOST_QUOTED_KEYS) QUOTED_KEYS.clear();
+    QUOTED_KEYS.set(key, text);
+  }
+  return text;
 }

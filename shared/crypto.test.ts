@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { looksLikeUserToken, newUserToken, parseMasterKey, SecretBox, sha256Hex } from './crypto.ts';
 
@@ -31,6 +31,14 @@ describe('SecretBox', () => {
     expect(digest).not.toBe(sha256Hex('ada@example.com'));
     expect(box.mac('code', 'ada@example.com')).not.toBe(digest);
     expect(new SecretBox(randomBytes(32)).mac('email', 'ada@example.com')).not.toBe(digest);
+  });
+});
+
+describe('sha256Hex', () => {
+  it('is SHA-256 in lowercase hex, of the UTF-8 bytes of its text', () => {
+    // FIPS 180-2's test vector, and a text beyond ASCII against its UTF-8 bytes.
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(sha256Hex('é')).toBe(createHash('sha256').update(Buffer.from('é', 'utf8')).digest('hex'));
   });
 });
 

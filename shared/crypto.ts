@@ -3,13 +3,14 @@ import {
   createDecipheriv,
   createHash,
   createHmac,
+  hash,
   hkdfSync,
   randomBytes,
   timingSafeEqual,
 } from 'node:crypto';
 
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 /** Compares two secrets in time independent of where they differ (and of their lengths). */

@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../shared/canonical-json.ts';
+import { sha256Hex } from '../../shared/crypto.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 
 /** Hex characters of an event's SHA-256 a seal keeps: 64 bits, enough to tell an edited event apart. */
 export const EVENT_DIGEST_LENGTH = 16;
-
-export const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
  * An event's digest: the first 16 hex characters of the SHA-256 of its canonical JSON, every field

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { canonicalJson } from '../../shared/canonical-json.ts';
+import { sha256Hex } from '../../shared/crypto.ts';
 import { type Decider, unknownCase } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
-import { EVENT_DIGEST_LENGTH, sha256Hex } from './digest.ts';
+import { EVENT_DIGEST_LENGTH } from './digest.ts';
 
 /** The seals of the log, one stream. Its events are covered by the chain of seals, not by a range. */
 export const SEALS_STREAM = 'audit-seals';

@@ -68,7 +68,9 @@ export class LogSealer implements SingletonTask {
     let { chain, revision } = await this.#chainHead();
     this.#logger.info({ after: chain.last, seals: revision + 1 }, 'log sealer following the log');
     const pending: SealedEntry[] = [];
-    let firstPendingAt = 0;
+    // One timer per range, from its first event: racing each read against its own timer cost a timer
+    // and two promises per event.
+    const deadline = new Deadline(this.#sealAfterMs);
     const seal = async () => {
       const [event] = sealDecider.decide({ type: 'SealRange', events: pending }, chain);
       const result = await this.#events.append(SEALS_STREAM, [event!], {
@@ -78,6 +80,7 @@ export class LogSealer implements SingletonTask {
       chain = sealDecider.evolve(chain, event!);
       revision = result.nextExpectedRevision;
       pending.length = 0;
+      deadline.clear();
     };
 
     // Also ends the subscription when the loop ends on its own. A stop asked while the chain's head
@@ -95,10 +98,7 @@ export class LogSealer implements SingletonTask {
     let next: Promise<IteratorResult<SubscriptionItem>> = items.next();
     try {
       for (;;) {
-        const result =
-          pending.length === 0
-            ? await next
-            : await within(next, firstPendingAt + this.#sealAfterMs - Date.now());
+        const result = pending.length === 0 ? await next : await Promise.race([next, deadline.reached]);
         if (result === TIMED_OUT) {
           await seal();
           continue;
@@ -107,11 +107,12 @@ export class LogSealer implements SingletonTask {
         next = items.next();
         const item = result.value;
         if (isCaughtUp(item) || item.streamId === SEALS_STREAM) continue;
-        if (pending.length === 0) firstPendingAt = Date.now();
+        if (pending.length === 0) deadline.start();
         pending.push([item.position, eventDigest(item)]);
         if (pending.length >= this.#sealEvery) await seal();
       }
     } finally {
+      deadline.clear();
       signal.removeEventListener('abort', onAbort);
       stop.abort();
       await next.catch(() => undefined);
@@ -129,12 +130,22 @@ export class LogSealer implements SingletonTask {
   }
 }
 
-/** `promise`'s result, or TIMED_OUT after `ms` (the promise is left running). */
-function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  if (ms <= 0) return Promise.resolve(TIMED_OUT);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+/** Resolves `reached` with TIMED_OUT `ms` after `start`, until cleared; `start` again after a clear. */
+class Deadline {
+  #timer: NodeJS.Timeout | undefined;
+  reached: Promise<typeof TIMED_OUT> = new Promise(() => undefined);
+
+  constructor(private readonly ms: number) {}
+
+  start(): void {
+    this.clear();
+    this.reached = new Promise((resolve) => {
+      this.#timer = setTimeout(() => resolve(TIMED_OUT), this.ms);
+    });
+  }
+
+  clear(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
 }
