@@ -4,7 +4,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { BUILD_DIR, newestSourceMtime, STAMP_FILE } from './server-build.mjs';
+import { BUILD_DIR, newestSourceMtime, SERVER_BUILD_OPTIONS, STAMP_FILE } from './server-build.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const target = join(root, BUILD_DIR);
@@ -12,20 +12,7 @@ const staging = `${target}.${process.pid}`;
 
 // Read before compiling: a source saved during the build leaves the build stale, as it is.
 const newest = newestSourceMtime(root);
-await build({
-  entryPoints: [join(root, 'bin', 'cli.ts')],
-  outdir: staging,
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  // npm packages stay imports, so those loaded lazily stay lazy; our own dynamic imports become chunks.
-  packages: 'external',
-  splitting: true,
-  sourcemap: true,
-  chunkNames: 'chunks/[name]-[hash]',
-  logLevel: 'warning',
-});
+await build({ ...SERVER_BUILD_OPTIONS, entryPoints: [join(root, 'bin', 'cli.ts')], outdir: staging });
 await writeFile(join(staging, STAMP_FILE), `${JSON.stringify({ newestSourceMtime: newest })}\n`);
 // Swapped in whole, so a process starting meanwhile sees the old build, none, or the new one.
 const old = `${target}.old.${process.pid}`;

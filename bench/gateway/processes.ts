@@ -1,6 +1,6 @@
 /** Child processes of the gateway benchmark, and what /proc says about them (CPU time, peak RSS). */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -18,7 +18,23 @@ const CLK_TCK = (() => {
 
 /** User + system CPU time used so far by one process, in ms (10 ms resolution). */
 export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return cpuMsOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/** CPU time (user + system) of each thread of `pid` so far, in ms, by thread id (the main thread's is `pid`). */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const cpu = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      cpu.set(tid, cpuMsOfStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return cpu;
+}
+
+function cpuMsOfStat(stat: string): number {
   // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;

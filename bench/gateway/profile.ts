@@ -14,10 +14,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { positiveFromEnv } from '../lib/env.ts';
 import { round3 } from '../lib/stats.ts';
-import { closedLoop } from './closed-loop.ts';
 import { formatSummary, summarizeProfile } from './cpuprofile.ts';
 import { type Child, cpuMs, spawnReady } from './processes.ts';
-import { startStudioTarget, studioStoreFromEnv } from './studio.ts';
+import { loadStudio, startStudioTarget, studioStoreFromEnv } from './studio.ts';
 
 const seconds = positiveFromEnv('BENCH_PROFILE_SECONDS') ?? 8;
 const store = studioStoreFromEnv();
@@ -36,22 +35,11 @@ try {
     store,
     env: { BENCH_CPU_PROFILE: profileFile },
     governed: process.env.BENCH_PROFILE_UNGOVERNED !== '1',
+    // The compiled bundle is one file: the sources let the profile say which file the time is in.
+    fromSources: true,
   });
   children.push(studio.child);
-  const load = (stream: boolean, durationMs: number) =>
-    closedLoop({
-      origin: studio.child.url,
-      path: '/v1/ai/chat/completions',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${studio.token}` },
-      body: JSON.stringify({
-        model: 'compat/bench',
-        messages: [{ role: 'user', content: 'Say hello in a few words.' }],
-        max_tokens: 32,
-        ...(stream ? { stream: true } : {}),
-      }),
-      connections: 50,
-      durationMs,
-    });
+  const load = (stream: boolean, durationMs: number) => loadStudio(studio, stream, durationMs);
 
   log('warm-up');
   await load(false, 3_000);

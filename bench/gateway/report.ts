@@ -82,7 +82,7 @@ export function report(input: ReportInput): string {
       `${input.quick ? '**QUICK smoke run.** ' : ''}` +
       `${input.reps} interleaved repetition${input.reps > 1 ? 's' : ''}, median (min–max). ` +
       `express ${input.versions.express}, undici ${input.versions.undici}, autocannon ${input.versions.autocannon}. ` +
-      `Studio: bench/gateway/studio-launcher.ts (startGateway + loadConfig(env), as \`studio gateway start\`), ${input.store} event store, request log at its default level (info) into a file, ` +
+      `Studio: bench/gateway/studio-launcher.ts compiled as \`npm run build:server\` compiles the server (startGateway + loadConfig(env), as \`studio gateway start\`), ${input.store} event store, request log at its default level (info) into a file, ` +
       'NODE_ENV=production, model `compat/bench` (openai-compatible provider) → mock. ' +
       `Run took ${Math.round(input.elapsedS)} s.`,
     '',

@@ -2,7 +2,7 @@
  * Starts Studio's gateway alone in this process, configured from the environment exactly as
  * `studio gateway start` is (shared/config.ts), so the benchmark can read its CPU and RSS from
  * /proc. Prints `READY {"url":"http://…"}` on stderr once it listens; SIGTERM closes it (flushing usage).
- *   node --import tsx bench/gateway/studio-launcher.ts
+ *   node --import tsx bench/gateway/studio-launcher.ts   (the benchmark runs it compiled: see studio.ts)
  *
  * With BENCH_CPU_PROFILE=<file>, SIGUSR2 starts V8's CPU profiler and the next SIGUSR2 stops it
  * and writes the profile to <file> (so a profile covers only the load window, not start-up).

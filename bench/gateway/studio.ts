@@ -1,13 +1,17 @@
 /** Studio's gateway as a benchmark target: its own process, a studio and a user token. */
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { build } from 'esbuild';
+import { SERVER_BUILD_OPTIONS } from '../../bin/server-build.mjs';
 import {
   type FreshDatabase,
   freshPostgresDatabase,
   postgresUnavailableReason,
 } from '../../test/support/postgres.ts';
-import { type Child, spawnReady } from './processes.ts';
+import { closedLoop } from './closed-loop.ts';
+import { type Child, ROOT, spawnReady } from './processes.ts';
 
 const STORES = ['pglite', 'memory', 'postgres'] as const;
 export type StudioStore = (typeof STORES)[number];
@@ -18,6 +22,27 @@ export function studioStoreFromEnv(value = process.env.BENCH_GATEWAY_STORE): Stu
   const store = STORES.find((s) => s === value);
   if (!store) throw new Error(`BENCH_GATEWAY_STORE must be one of ${STORES.join(', ')}, not "${value}"`);
   return store;
+}
+
+let compiling: Promise<string> | undefined;
+
+/**
+ * studio-launcher.ts compiled as `npm run build:server` compiles the server, into a folder of this
+ * process under dist/bench (removed at exit): Studio is measured as `npm start` runs it, not through
+ * tsx (whose output names every function it makes at run time).
+ */
+function compiledLauncher(): Promise<string> {
+  compiling ??= (async () => {
+    const outdir = join(ROOT, 'dist', 'bench', `launcher-${process.pid}`);
+    process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
+    await build({
+      ...SERVER_BUILD_OPTIONS,
+      entryPoints: [join(ROOT, 'bench', 'gateway', 'studio-launcher.ts')],
+      outdir,
+    });
+    return join(outdir, 'studio-launcher.js');
+  })();
+  return compiling;
 }
 
 /** The route the `studio-routed` target asks for. */
@@ -55,6 +80,8 @@ export async function startStudioTarget(options: {
   governed?: boolean;
   /** Define `FALLBACK_ROUTE` over compat/bench then compat/bench-b (which `env` must list). */
   routed?: boolean;
+  /** Run the TypeScript sources through tsx instead of the compiled launcher: a profile then names each source file. */
+  fromSources?: boolean;
   /** Run node under this program (valgrind …); start-up then takes longer. */
   wrap?: readonly string[];
 }): Promise<StudioTarget> {
@@ -81,7 +108,10 @@ export async function startStudioTarget(options: {
   };
   // The request log at its default level (info, a line per request), written to a file as a
   // deployment would: its cost is part of what is measured.
-  const spawned = await spawnReady('Studio', ['--import', 'tsx', 'bench/gateway/studio-launcher.ts'], env, {
+  const launcher = options.fromSources
+    ? ['--import', 'tsx', 'bench/gateway/studio-launcher.ts']
+    : ['--enable-source-maps', await compiledLauncher()];
+  const spawned = await spawnReady('Studio', launcher, env, {
     stdoutFile: join(options.dir, 'studio.log'),
     ...(options.wrap ? { wrap: options.wrap, timeoutMs: 900_000 } : {}),
   }).catch(async (error: unknown) => {
@@ -126,4 +156,21 @@ export async function startStudioTarget(options: {
     await child.stop();
     throw error;
   }
+}
+
+/** A closed loop of 50 connections asking `studio` for short chat completions, JSON or streamed. */
+export function loadStudio(studio: StudioTarget, stream: boolean, durationMs: number) {
+  return closedLoop({
+    origin: studio.child.url,
+    path: '/v1/ai/chat/completions',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${studio.token}` },
+    body: JSON.stringify({
+      model: 'compat/bench',
+      messages: [{ role: 'user', content: 'Say hello in a few words.' }],
+      max_tokens: 32,
+      ...(stream ? { stream: true } : {}),
+    }),
+    connections: 50,
+    durationMs,
+  });
 }

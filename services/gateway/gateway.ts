@@ -107,7 +107,9 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
       counters,
       logger,
       metrics,
-      processEnv: options.processEnv ?? process.env,
+      // A copy: nothing outside the process changes its environment, and every request's model
+      // lookup reads it (a read of `process.env` itself is a call into the C++ runtime).
+      processEnv: options.processEnv ?? { ...process.env },
       singleton: (name, task) =>
         (config.eventStore === 'postgres' || config.eventStore === 'kurrentdb') && config.databaseUrl
           ? runAsLeader(config.databaseUrl, singletonKey(name), task, logger)
