@@ -135,7 +135,7 @@ function report(minutes: Minute[], rssAtRest: number, peak: number): string {
     '',
     `${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim() ?? '?'}, Node ${process.version}, ` +
       `load average ${f(loadavg()[0]!, 2)} at the end. \`node --import tsx bench/gateway/soak.ts\`: Studio ` +
-      `(bench/gateway/studio-launcher.ts, ${store} event store, a hard budget and rate limits set, request log at its default level into a file) → mock upstream on loopback, ` +
+      `(bench/gateway/studio-launcher.ts compiled as the server build is, ${store} event store, a hard budget and rate limits set, request log at its default level into a file) → mock upstream on loopback, ` +
       `${rate} req/s evenly spaced (open loop), alternating 10 s slices of JSON and streamed chat completions, ` +
       `${minutes.length} min; RSS from /proc/<pid>/status after each slice.`,
     '',
