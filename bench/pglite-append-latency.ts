@@ -5,35 +5,16 @@
  * cost of the thread and PGlite's protocol alone). A diagnosis aid beside `npm run bench`.
  * Environment: BENCH_APPENDS (default 1,000 measured, after 500 of warm-up).
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPgliteStore } from '../shared/event-store/pglite.ts';
 import { positiveFromEnv } from './lib/env.ts';
 import { percentile, round3 } from './lib/stats.ts';
+import { usageEvent } from './lib/usage-event.ts';
 
 const count = positiveFromEnv('BENCH_APPENDS', { integer: true }) ?? 1_000;
 const WARM_UP = 500;
-
-/** A usage event of the size a chat completion records. */
-const usageEvent = () => ({
-  id: randomUUID(),
-  type: 'GenerationCompleted',
-  data: {
-    studioId: 'bench',
-    tokenId: 'tok_bench',
-    requestId: randomUUID(),
-    model: 'compat/bench',
-    modality: 'chat',
-    inputTokens: 12,
-    outputTokens: 9,
-    costMicroUsd: 31,
-    latencyMs: 2,
-    status: 200,
-    startedAt: new Date().toISOString(),
-  },
-});
 
 /** Milliseconds of each of `count` calls of `work`, one after the other, sorted. */
 async function timed(work: (i: number) => Promise<unknown>): Promise<number[]> {

@@ -4,10 +4,12 @@
  * /proc. Prints `READY {"url":"http://…"}` on stderr once it listens; SIGTERM closes it (flushing usage).
  *   node --import tsx bench/gateway/studio-launcher.ts   (the benchmark runs it compiled: see studio.ts)
  *
- * With BENCH_CPU_PROFILE=<file>, SIGUSR2 starts V8's CPU profiler and the next SIGUSR2 stops it
- * and writes the profile to <file> (so a profile covers only the load window, not start-up).
+ * With BENCH_CPU_PROFILE=<file> (V8's CPU profiler) or BENCH_HEAP_PROFILE=<file> (its sampling heap
+ * profiler; BENCH_HEAP_COUNT says which objects count), SIGUSR2 starts the profiler and the next
+ * SIGUSR2 writes its profile to <file>.
  */
 import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { startGateway } from '../../services/gateway/gateway.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -21,27 +23,60 @@ const gateway = await startGateway({ config, logger, ai: { usage: { answerBefore
 // On stderr: stdout is the request log, which the benchmark sends to a file.
 process.stderr.write(`READY ${JSON.stringify({ url: gateway.url })}\n`);
 
-const profileFile = process.env.BENCH_CPU_PROFILE;
-if (profileFile) {
-  const { Session } = await import('node:inspector/promises');
+/**
+ * SIGUSR2 starts a profiler of `session` and the next SIGUSR2 stops it and writes what it gives to
+ * `file`, so a profile covers only the load window, not start-up.
+ */
+function profileOnSignal(
+  file: string,
+  start: (session: Session) => Promise<unknown>,
+  stop: (session: Session) => Promise<unknown>,
+): void {
   const session = new Session();
   session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 250 });
   let profiling = false;
   process.on('SIGUSR2', () => {
     const toggle = async () => {
-      if (!profiling) {
-        profiling = true;
-        await session.post('Profiler.start');
-        return;
-      }
-      profiling = false;
-      const { profile } = await session.post('Profiler.stop');
-      await writeFile(profileFile, JSON.stringify(profile));
+      profiling = !profiling;
+      if (profiling) await start(session);
+      else await writeFile(file, JSON.stringify(await stop(session)));
     };
     toggle().catch((error: unknown) => logger.error({ err: error }, 'profiler failed'));
   });
+}
+
+const cpuProfileFile = process.env.BENCH_CPU_PROFILE;
+if (cpuProfileFile) {
+  profileOnSignal(
+    cpuProfileFile,
+    async (session) => {
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 250 });
+      await session.post('Profiler.start');
+    },
+    async (session) => (await session.post('Profiler.stop')).profile,
+  );
+}
+const heapProfileFile = process.env.BENCH_HEAP_PROFILE;
+if (heapProfileFile) {
+  profileOnSignal(
+    heapProfileFile,
+    async (session) => {
+      await session.post('HeapProfiler.enable');
+      // BENCH_HEAP_COUNT: `all` objects sampled (also those collected since: what requests
+      // allocate), `old` (those a young-generation collection did not take back: what reached the
+      // old generation), or `live` (only those still alive when the profile is written).
+      // (V8 takes these two flags; Node 20's typings of the protocol do not name them yet.)
+      const count = process.env.BENCH_HEAP_COUNT ?? 'all';
+      const sampling = {
+        samplingInterval: 4096,
+        includeObjectsCollectedByMajorGC: count !== 'live',
+        includeObjectsCollectedByMinorGC: count === 'all',
+      };
+      await session.post('HeapProfiler.startSampling', sampling);
+    },
+    async (session) => (await session.post('HeapProfiler.stopSampling')).profile,
+  );
 }
 
 let stopping = false;
