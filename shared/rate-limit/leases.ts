@@ -17,16 +17,17 @@ export interface LeaseStore {
 /** Leases of this process alone. */
 export function memoryLeases(now: () => number = Date.now): LeaseStore {
   const byKey = new Map<string, Map<string, number>>();
-  const live = (key: string) => {
+  const live = (key: string, at: number) => {
     const leases = byKey.get(key) ?? new Map<string, number>();
-    for (const [id, expiresAt] of leases) if (expiresAt <= now()) leases.delete(id);
+    for (const [id, expiresAt] of leases) if (expiresAt <= at) leases.delete(id);
     return leases;
   };
   return {
     async acquire(key, id, max, ttlMs) {
-      const leases = live(key);
+      const at = now();
+      const leases = live(key, at);
       if (leases.size >= max) return false;
-      byKey.set(key, leases.set(id, now() + ttlMs));
+      byKey.set(key, leases.set(id, at + ttlMs));
       return true;
     },
     async renew(key, id, ttlMs) {
@@ -48,37 +49,38 @@ const LEASE_LOCK_CLASS = 8_600_200;
 export const CREATE_LEASES_TABLE = `CREATE TABLE IF NOT EXISTS ${LEASES_TABLE} (key varchar(255) NOT NULL, lease_id varchar(64) NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (key, lease_id))`;
 
 /**
- * Leases in one table, shared by every process on the database. Taking one counts the live leases
- * and inserts under a transaction-scoped advisory lock on the key: without it two processes could
- * both count two of three slots held and both take the third.
+ * Takes a lease in one call: a transaction-scoped advisory lock on the key, then the count of live
+ * leases and the insert, each statement of the function with a snapshot taken after the lock, so
+ * it sees every lease committed before it got the lock. Without the lock two processes could both
+ * count two of three slots held and both take the third.
  */
+export const CREATE_LEASE_ACQUIRE_FUNCTION = `CREATE OR REPLACE FUNCTION ${LEASES_TABLE}_acquire(
+  p_key varchar, p_id varchar, p_max integer, p_now bigint, p_expires_at bigint
+) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+  held integer;
+BEGIN
+  PERFORM pg_advisory_xact_lock(${LEASE_LOCK_CLASS}, hashtext(p_key));
+  DELETE FROM ${LEASES_TABLE} WHERE key = p_key AND expires_at <= p_now;
+  SELECT count(*) INTO held FROM ${LEASES_TABLE} WHERE key = p_key;
+  IF held >= p_max THEN
+    RETURN false;
+  END IF;
+  INSERT INTO ${LEASES_TABLE} (key, lease_id, expires_at) VALUES (p_key, p_id, p_expires_at);
+  RETURN true;
+END;
+$$`;
+
+/** Leases in one table, shared by every process on the database (see `CREATE_LEASE_ACQUIRE_FUNCTION`). */
 export function postgresLeases(pool: pg.Pool): LeaseStore {
   return {
     async acquire(key, id, max, ttlMs) {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LEASE_LOCK_CLASS, key]);
-        // A statement after the lock: its snapshot sees every lease committed before we got it.
-        const { rows } = await client.query<{ taken: number }>(
-          `WITH gone AS (DELETE FROM ${LEASES_TABLE} WHERE key = $1 AND expires_at <= $2),
-                held AS (SELECT count(*)::int AS n FROM ${LEASES_TABLE} WHERE key = $1 AND expires_at > $2),
-                taken AS (INSERT INTO ${LEASES_TABLE} (key, lease_id, expires_at)
-                          SELECT $1, $3, $4 FROM held WHERE n < $5 RETURNING 1)
-           SELECT count(*)::int AS taken FROM taken`,
-          [key, Date.now(), id, Date.now() + ttlMs, max],
-        );
-        await client.query('COMMIT');
-        return rows[0]!.taken === 1;
-      } catch (error) {
-        await client.query('ROLLBACK').catch((failed: Error) => {
-          broken = failed; // the connection is gone: the pool must not hand it out again
-        });
-        throw error;
-      } finally {
-        client.release(broken);
-      }
+      const now = Date.now();
+      const { rows } = await pool.query<{ taken: boolean }>(
+        `SELECT ${LEASES_TABLE}_acquire($1, $2, $3, $4, $5) AS taken`,
+        [key, id, max, now, now + ttlMs],
+      );
+      return rows[0]!.taken;
     },
     async renew(key, id, ttlMs) {
       await pool.query(`UPDATE ${LEASES_TABLE} SET expires_at = $3 WHERE key = $1 AND lease_id = $2`, [

@@ -103,3 +103,34 @@ describe('PostgreSQL counters opened by several processes at once', () => {
     }
   });
 });
+
+describe('PostgreSQL leases', () => {
+  it.skipIf(!database)('a taker waits for one under way, then counts the lease it committed', async () => {
+    const [store] = await KINDS[1]!.open();
+    opened.push(store);
+    const { default: pg } = await import('pg');
+    const other = new pg.Client({ connectionString: database!.url });
+    await other.connect();
+    try {
+      const k = `test-in-flight:${randomUUID()}`;
+      // Another process takes the only slot in a transaction it has not committed yet.
+      await other.query('BEGIN');
+      await other.query('SELECT studio_rate_leases_acquire($1, $2, 1, $3, $4)', [
+        k,
+        'first',
+        Date.now(),
+        Date.now() + 60_000,
+      ]);
+      let settled = false;
+      const second = store.leases.acquire(k, 'second', 1, 60_000).finally(() => {
+        settled = true;
+      });
+      await sleep(200);
+      expect(settled).toBe(false); // it waits on the key's lock instead of counting without the first
+      await other.query('COMMIT');
+      expect(await second).toBe(false);
+    } finally {
+      await other.end();
+    }
+  });
+});
