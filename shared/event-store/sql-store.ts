@@ -58,6 +58,12 @@ const COLUMNS =
  */
 const VISIBLE = 'transaction_id < (SELECT pg_snapshot_xmin(pg_current_snapshot()))';
 const NOTIFY_CHANNEL = 'studio_events';
+/**
+ * The first event after `$1`, visible or not. Not `EXISTS (…)`: for that the planner may pick a
+ * sequential scan, expecting to meet a match soon (a third of the rows, without statistics), where
+ * the matches are the newest rows, if any: every call read the whole log.
+ */
+export const FIRST_AFTER = 'SELECT position FROM events WHERE position > $1 ORDER BY position LIMIT 1';
 const MAX_ATTEMPTS = 5;
 /** Positions reserve 16 bits for the index of an event inside its transaction (append or batch). */
 export const MAX_EVENTS_PER_APPEND = 65_536;
@@ -239,11 +245,8 @@ export class SqlEventStore implements EventStore {
 
   /** Whether committed events after `position` exist that `readAll` does not show yet. */
   async #hasHiddenAfter(position: number): Promise<boolean> {
-    const result = await this.db.query<{ hidden: boolean }>(
-      'SELECT EXISTS (SELECT 1 FROM events WHERE position > $1) AS hidden',
-      [position],
-    );
-    return result.rows[0]?.hidden === true;
+    const result = await this.db.query<{ position: string }>(FIRST_AFTER, [position]);
+    return result.rows.length > 0;
   }
 
   async headPosition(): Promise<number> {
