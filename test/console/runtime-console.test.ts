@@ -75,7 +75,12 @@ describe('runtime console: status and plugins', () => {
       await files.getByRole('button', { name: 'Start files', exact: true }).click();
       await files.getByText('running', { exact: true }).waitFor();
       expect(await pluginState('files')).toBe('running');
+      // It shows `running` before the restart as after it: the restart's answer is what to wait for.
+      const restarted = page.waitForResponse(
+        (res) => res.url().endsWith('/api/plugins/control') && res.request().method() === 'POST',
+      );
       await files.getByRole('button', { name: 'Restart files' }).click();
+      expect((await restarted).ok()).toBe(true);
       await files.getByText('running', { exact: true }).waitFor();
       expect(await pluginState('files')).toBe('running');
       watched.expectNoProblems();
