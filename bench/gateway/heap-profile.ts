@@ -11,14 +11,12 @@
  *     (those still alive when the profile ends)
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { positiveFromEnv } from '../lib/env.ts';
 import { placeOf } from './cpuprofile.ts';
-import { type Child, spawnReady } from './processes.ts';
-import { loadStudio, startStudioTarget, studioStoreFromEnv } from './studio.ts';
+import { loadStudio, studioStoreFromEnv, withStudioTarget } from './studio.ts';
 
 interface HeapNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -61,22 +59,16 @@ function summarize(head: HeapNode) {
   return { total, byPlace, byFunction, inclusive };
 }
 
-const dir = await mkdtemp(join(tmpdir(), 'studio-bench-heap-'));
-const children: Child[] = [];
-try {
-  const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
-  children.push(mock);
-  const profileFile = join(dir, 'studio.heapprofile');
-  const studio = await startStudioTarget({
-    dir,
-    mockUrl: mock.url,
-    store,
-    env: { BENCH_HEAP_PROFILE: profileFile, BENCH_HEAP_COUNT: count },
-    governed: true,
-    // The sources, so that allocations are named by file (the compiled bundle is one file).
-    fromSources: true,
-  });
-  children.push(studio.child);
+const profileIn = (dir: string) => join(dir, 'studio.heapprofile');
+const options = (dir: string) => ({
+  store,
+  env: { BENCH_HEAP_PROFILE: profileIn(dir), BENCH_HEAP_COUNT: count },
+  governed: true,
+  // The sources, so that allocations are named by file (the compiled bundle is one file).
+  fromSources: true,
+});
+await withStudioTarget('heap', options, async (studio, dir) => {
+  const profileFile = profileIn(dir);
   await loadStudio(studio, stream, 5_000);
   const pid = studio.child.pid;
   process.kill(pid, 'SIGUSR2');
@@ -112,7 +104,4 @@ try {
       ...table('with what it calls, by function', inclusive),
     ].join('\n'),
   );
-} finally {
-  for (const child of children.reverse()) await child.stop();
-  await rm(dir, { recursive: true, force: true });
-}
+});

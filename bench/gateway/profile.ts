@@ -8,37 +8,30 @@
  *   BENCH_PROFILE_UNGOVERNED=1            no budget or rate limits (by default both are set, as the aims are measured)
  */
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { positiveFromEnv } from '../lib/env.ts';
 import { round3 } from '../lib/stats.ts';
 import { formatSummary, summarizeProfile } from './cpuprofile.ts';
-import { type Child, cpuMs, spawnReady } from './processes.ts';
-import { loadStudio, startStudioTarget, studioStoreFromEnv } from './studio.ts';
+import { cpuMs } from './processes.ts';
+import { loadStudio, studioStoreFromEnv, withStudioTarget } from './studio.ts';
 
 const seconds = positiveFromEnv('BENCH_PROFILE_SECONDS') ?? 8;
 const store = studioStoreFromEnv();
 const keep = process.env.BENCH_PROFILE_DIR;
 const log = (message: string) => process.stderr.write(`[bench:profile] ${message}\n`);
 
-const dir = await mkdtemp(join(tmpdir(), 'studio-bench-profile-'));
-const children: Child[] = [];
-try {
-  const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
-  children.push(mock);
-  const profileFile = join(dir, 'studio.cpuprofile');
-  const studio = await startStudioTarget({
-    dir,
-    mockUrl: mock.url,
-    store,
-    env: { BENCH_CPU_PROFILE: profileFile },
-    governed: process.env.BENCH_PROFILE_UNGOVERNED !== '1',
-    // The compiled bundle is one file: the sources let the profile say which file the time is in.
-    fromSources: true,
-  });
-  children.push(studio.child);
+const profileIn = (dir: string) => join(dir, 'studio.cpuprofile');
+const options = (dir: string) => ({
+  store,
+  env: { BENCH_CPU_PROFILE: profileIn(dir) },
+  governed: process.env.BENCH_PROFILE_UNGOVERNED !== '1',
+  // The compiled bundle is one file: the sources let the profile say which file the time is in.
+  fromSources: true,
+});
+await withStudioTarget('profile', options, async (studio, dir) => {
+  const profileFile = profileIn(dir);
   const load = (stream: boolean, durationMs: number) => loadStudio(studio, stream, durationMs);
 
   log('warm-up');
@@ -67,7 +60,4 @@ try {
       await copyFile(profileFile, join(keep, `studio-${mode}.cpuprofile`));
     }
   }
-} finally {
-  for (const child of children.reverse()) await child.stop();
-  await rm(dir, { recursive: true, force: true });
-}
+});

@@ -12,14 +12,13 @@
  *   BENCH_GATEWAY_STORE=pglite  Studio's event store: pglite (default, as `studio start`), memory,
  *                               or postgres (a fresh database, dropped after)
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
 import { positiveFromEnv } from '../lib/env.ts';
 import { percentile } from '../lib/stats.ts';
 import { openLoop } from './open-loop.ts';
-import { type Child, peakRssMb, resetPeakRss, spawnReady } from './processes.ts';
-import { startStudioTarget, studioStoreFromEnv } from './studio.ts';
+import { peakRssMb, resetPeakRss } from './processes.ts';
+import { studioStoreFromEnv, withStudioTarget } from './studio.ts';
 
 const TITLE = '## Gateway soak: RSS over a long run';
 const SLICE_MS = 10_000;
@@ -59,55 +58,50 @@ const valid = (stream: boolean) => (status: number, text: string) =>
   status === 200 && (stream ? /data: \[DONE\]\s*$/.test(text) : text.includes('"choices"'));
 
 async function main(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'studio-bench-soak-'));
-  const children: Child[] = [];
-  try {
-    const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
-    children.push(mock);
-    const studio = await startStudioTarget({ dir, mockUrl: mock.url, store, governed: true });
-    children.push(studio.child);
-    const { pid } = studio.child;
-    const headers = { 'content-type': 'application/json', authorization: `Bearer ${studio.token}` };
-    const rssAtRest = await rssMb(pid);
-    log(`Studio (${store}) pid ${pid}, ${rssAtRest.toFixed(0)} MB at rest; ${rate} req/s for ${seconds} s`);
+  return withStudioTarget(
+    'soak',
+    () => ({ store, governed: true }),
+    async (studio) => {
+      const { pid } = studio.child;
+      const headers = { 'content-type': 'application/json', authorization: `Bearer ${studio.token}` };
+      const rssAtRest = await rssMb(pid);
+      log(`Studio (${store}) pid ${pid}, ${rssAtRest.toFixed(0)} MB at rest; ${rate} req/s for ${seconds} s`);
 
-    resetPeakRss(pid);
-    const minutes: Minute[] = [];
-    const slices = Math.max(1, Math.round((seconds * 1000) / SLICE_MS));
-    let totals: number[] = [];
-    let current: Minute | undefined;
-    for (let slice = 0; slice < slices; slice++) {
-      const minute = Math.floor((slice * SLICE_MS) / 60_000) + 1;
-      if (current?.minute !== minute) {
-        if (current) minutes.push(finish(current, totals));
-        current = { minute, requests: 0, errors: 0, p50: 0, p99: 0, rssEnd: 0, rssMax: 0 };
-        totals = [];
+      resetPeakRss(pid);
+      const minutes: Minute[] = [];
+      const slices = Math.max(1, Math.round((seconds * 1000) / SLICE_MS));
+      let totals: number[] = [];
+      let current: Minute | undefined;
+      for (let slice = 0; slice < slices; slice++) {
+        const minute = Math.floor((slice * SLICE_MS) / 60_000) + 1;
+        if (current?.minute !== minute) {
+          if (current) minutes.push(finish(current, totals));
+          current = { minute, requests: 0, errors: 0, p50: 0, p99: 0, rssEnd: 0, rssMax: 0 };
+          totals = [];
+        }
+        const stream = slice % 2 === 1;
+        const result = await openLoop({
+          origin: studio.child.url,
+          path: '/v1/ai/chat/completions',
+          headers,
+          body: body(stream),
+          rate,
+          durationMs: SLICE_MS,
+          valid: valid(stream),
+        });
+        const rss = await rssMb(pid);
+        current.requests += result.sent;
+        current.errors += result.errors;
+        current.rssEnd = rss;
+        current.rssMax = Math.max(current.rssMax, rss);
+        totals.push(...result.total);
+        if (result.errors > 0) log(`slice ${slice + 1}: ${result.errors} errors (${result.firstError})`);
+        log(`slice ${slice + 1}/${slices} (${stream ? 'stream' : 'json'}): RSS ${rss.toFixed(0)} MB`);
       }
-      const stream = slice % 2 === 1;
-      const result = await openLoop({
-        origin: studio.child.url,
-        path: '/v1/ai/chat/completions',
-        headers,
-        body: body(stream),
-        rate,
-        durationMs: SLICE_MS,
-        valid: valid(stream),
-      });
-      const rss = await rssMb(pid);
-      current.requests += result.sent;
-      current.errors += result.errors;
-      current.rssEnd = rss;
-      current.rssMax = Math.max(current.rssMax, rss);
-      totals.push(...result.total);
-      if (result.errors > 0) log(`slice ${slice + 1}: ${result.errors} errors (${result.firstError})`);
-      log(`slice ${slice + 1}/${slices} (${stream ? 'stream' : 'json'}): RSS ${rss.toFixed(0)} MB`);
-    }
-    if (current) minutes.push(finish(current, totals));
-    return report(minutes, rssAtRest, peakRssMb(pid));
-  } finally {
-    for (const child of children.reverse()) await child.stop().catch(() => undefined);
-    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-  }
+      if (current) minutes.push(finish(current, totals));
+      return report(minutes, rssAtRest, peakRssMb(pid));
+    },
+  );
 }
 
 function finish(minute: Minute, totals: number[]): Minute {

@@ -1,7 +1,8 @@
 /** Studio's gateway as a benchmark target: its own process, a studio and a user token. */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { SERVER_BUILD_OPTIONS } from '../../bin/server-build.mjs';
@@ -65,13 +66,7 @@ async function adminPost(origin: string, path: string, key: string, body: unknow
   return json;
 }
 
-/**
- * Starts bench/gateway/studio-launcher.ts with the env a deployment would set (model
- * `compat/bench` on the openai-compatible provider, pointing at `mockUrl`), then creates the
- * studio `bench` and a user token with the admin key. On `postgres` it gets a fresh database, which
- * its child's `stop` drops.
- */
-export async function startStudioTarget(options: {
+export interface StudioTargetOptions {
   dir: string;
   mockUrl: string;
   store: StudioStore;
@@ -84,7 +79,15 @@ export async function startStudioTarget(options: {
   fromSources?: boolean;
   /** Run node under this program (valgrind …); start-up then takes longer. */
   wrap?: readonly string[];
-}): Promise<StudioTarget> {
+}
+
+/**
+ * Starts bench/gateway/studio-launcher.ts with the env a deployment would set (model
+ * `compat/bench` on the openai-compatible provider, pointing at `mockUrl`), then creates the
+ * studio `bench` and a user token with the admin key. On `postgres` it gets a fresh database, which
+ * its child's `stop` drops.
+ */
+export async function startStudioTarget(options: StudioTargetOptions): Promise<StudioTarget> {
   const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
   let database: FreshDatabase | undefined;
   if (options.store === 'postgres') {
@@ -173,4 +176,28 @@ export function loadStudio(studio: StudioTarget, stream: boolean, durationMs: nu
     connections: 50,
     durationMs,
   });
+}
+
+/**
+ * Runs `work` against Studio started by `startStudioTarget` in front of a mock upstream, in a
+ * temporary directory of its own (`options` may name files in it: a profile to write), then stops
+ * both and removes the directory, whatever `work` did.
+ */
+export async function withStudioTarget<T>(
+  name: string,
+  options: (dir: string) => Omit<StudioTargetOptions, 'dir' | 'mockUrl'>,
+  work: (studio: StudioTarget, dir: string) => Promise<T>,
+): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), `studio-bench-${name}-`));
+  const children: Child[] = [];
+  try {
+    const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
+    children.push(mock);
+    const studio = await startStudioTarget({ ...options(dir), dir, mockUrl: mock.url });
+    children.push(studio.child);
+    return await work(studio, dir);
+  } finally {
+    for (const child of children.reverse()) await child.stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
 }

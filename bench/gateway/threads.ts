@@ -8,54 +8,46 @@
  *   BENCH_THREADS_ROUNDS=N (default 3)   BENCH_THREADS_SECONDS=N (default 4, after a 6 s warm-up)
  *   BENCH_THREADS_STREAM=1 (streamed completions)   BENCH_GATEWAY_STORE=pglite|memory|postgres
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { positiveFromEnv } from '../lib/env.ts';
-import { type Child, peakRssMb, spawnReady, threadCpuMs } from './processes.ts';
-import { loadStudio, startStudioTarget, studioStoreFromEnv } from './studio.ts';
+import { peakRssMb, threadCpuMs } from './processes.ts';
+import { loadStudio, studioStoreFromEnv, withStudioTarget } from './studio.ts';
 
 const rounds = positiveFromEnv('BENCH_THREADS_ROUNDS') ?? 3;
 const seconds = positiveFromEnv('BENCH_THREADS_SECONDS') ?? 4;
 const stream = process.env.BENCH_THREADS_STREAM === '1';
 const store = studioStoreFromEnv();
-const dir = await mkdtemp(join(tmpdir(), 'studio-bench-threads-'));
-const children: Child[] = [];
-try {
-  const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
-  children.push(mock);
-  const studio = await startStudioTarget({ dir, mockUrl: mock.url, store, governed: true });
-  children.push(studio.child);
-  const pid = studio.child.pid;
-  const load = (durationMs: number) => loadStudio(studio, stream, durationMs);
-  await load(6_000);
-  const ms = (value: number, requests: number) => (value / requests).toFixed(3);
-  const lines = [
-    `Studio (${store}, governed), ${stream ? 'streamed' : 'JSON'} chat completions, CPU ms per request by thread:`,
-    '',
-    '| round | req/s | main thread | busiest other thread | other threads | total | main ÷ busiest other | peak RSS |',
-    '|---|---|---|---|---|---|---|---|',
-  ];
-  for (let round = 1; round <= rounds; round++) {
-    const before = threadCpuMs(pid);
-    const { ok, failed, ms: elapsed } = await load(seconds * 1_000);
-    const after = threadCpuMs(pid);
-    if (failed > 0) throw new Error(`${failed} requests failed`);
-    const used = [...after].map(([tid, cpu]) => [tid, cpu - (before.get(tid) ?? 0)] as const);
-    const main = used.find(([tid]) => tid === String(pid))?.[1] ?? 0;
-    const others = used
-      .filter(([tid]) => tid !== String(pid))
-      .map(([, cpu]) => cpu)
-      .sort((a, b) => b - a);
-    const busiest = others[0] ?? 0;
-    const rest = others.slice(1).reduce((sum, cpu) => sum + cpu, 0);
-    lines.push(
-      `| ${round} | ${Math.round(ok / (elapsed / 1_000))} | ${ms(main, ok)} | ${ms(busiest, ok)} | ${ms(rest, ok)} | ` +
-        `${ms(main + busiest + rest, ok)} | ${(main / busiest).toFixed(2)} | ${Math.round(peakRssMb(pid))} MB |`,
-    );
-  }
-  process.stdout.write(`${lines.join('\n')}\n`);
-} finally {
-  for (const child of children.reverse()) await child.stop();
-  await rm(dir, { recursive: true, force: true });
-}
+await withStudioTarget(
+  'threads',
+  () => ({ store, governed: true }),
+  async (studio) => {
+    const pid = studio.child.pid;
+    const load = (durationMs: number) => loadStudio(studio, stream, durationMs);
+    await load(6_000);
+    const ms = (value: number, requests: number) => (value / requests).toFixed(3);
+    const lines = [
+      `Studio (${store}, governed), ${stream ? 'streamed' : 'JSON'} chat completions, CPU ms per request by thread:`,
+      '',
+      '| round | req/s | main thread | busiest other thread | other threads | total | main ÷ busiest other | peak RSS |',
+      '|---|---|---|---|---|---|---|---|',
+    ];
+    for (let round = 1; round <= rounds; round++) {
+      const before = threadCpuMs(pid);
+      const { ok, failed, ms: elapsed } = await load(seconds * 1_000);
+      const after = threadCpuMs(pid);
+      if (failed > 0) throw new Error(`${failed} requests failed`);
+      const used = [...after].map(([tid, cpu]) => [tid, cpu - (before.get(tid) ?? 0)] as const);
+      const main = used.find(([tid]) => tid === String(pid))?.[1] ?? 0;
+      const others = used
+        .filter(([tid]) => tid !== String(pid))
+        .map(([, cpu]) => cpu)
+        .sort((a, b) => b - a);
+      const busiest = others[0] ?? 0;
+      const rest = others.slice(1).reduce((sum, cpu) => sum + cpu, 0);
+      lines.push(
+        `| ${round} | ${Math.round(ok / (elapsed / 1_000))} | ${ms(main, ok)} | ${ms(busiest, ok)} | ${ms(rest, ok)} | ` +
+          `${ms(main + busiest + rest, ok)} | ${(main / busiest).toFixed(2)} | ${Math.round(peakRssMb(pid))} MB |`,
+      );
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+  },
+);
