@@ -1,6 +1,7 @@
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
 import {
   CREATE_LEASE_ACQUIRE_FUNCTION,
+  CREATE_LEASE_RELEASE_FUNCTION,
   CREATE_LEASES_TABLE,
   LEASES_TABLE,
   type LeaseStore,
@@ -42,11 +43,7 @@ export const COUNTERS_TABLE = 'studio_rate_limits';
 /** Counters and leases in tables of the database (created if missing), through a small pool of their own. */
 export async function postgresCounters(connectionString: string): Promise<CounterStore> {
   const { default: pg } = await import('pg');
-  // Counters and leases are not worth a disk flush each: they last a minute at most, and a crash
-  // that loses the last few milliseconds of them can let one more request through, nothing worse.
-  // Without the wait for a flush, a commit takes microseconds, not the disk's round trip, and every
-  // generation of a studio updates the same rows one after the other.
-  const pool = new pg.Pool({ connectionString, max: 4, options: '-c synchronous_commit=off' });
+  const pool = new pg.Pool({ connectionString, max: 4 });
   pool.on('error', () => undefined); // an idle client's error surfaces on its next use
   try {
     // One process at a time (a transaction-scoped advisory lock): two creating the tables at once
@@ -60,6 +57,7 @@ export async function postgresCounters(connectionString: string): Promise<Counte
       );
       await client.query(CREATE_LEASES_TABLE);
       await client.query(CREATE_LEASE_ACQUIRE_FUNCTION);
+      await client.query(CREATE_LEASE_RELEASE_FUNCTION);
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

@@ -133,4 +133,38 @@ describe('PostgreSQL leases', () => {
       await other.end();
     }
   });
+
+  it.skipIf(!database)(
+    'takes and gives back a lease without waiting for the disk, and only in its own transaction',
+    async () => {
+      await KINDS[1]!.open().then((pair) => opened.push(...pair)); // the functions exist
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: database!.url });
+      await client.connect();
+      try {
+        const setting = async () =>
+          (await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
+            .synchronous_commit;
+        const k = `test-in-flight:${randomUUID()}`;
+        for (const call of [
+          () =>
+            client.query('SELECT studio_rate_leases_acquire($1, $2, 1, $3, $4)', [
+              k,
+              'a',
+              Date.now(),
+              Date.now() + 60_000,
+            ]),
+          () => client.query('SELECT studio_rate_leases_release($1, $2)', [k, 'a']),
+        ]) {
+          await client.query('BEGIN');
+          await call();
+          expect(await setting()).toBe('off');
+          await client.query('COMMIT');
+          expect(await setting()).toBe('on'); // the session's own setting is untouched
+        }
+      } finally {
+        await client.end();
+      }
+    },
+  );
 });
