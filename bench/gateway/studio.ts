@@ -73,6 +73,8 @@ export interface StudioTargetOptions {
   env?: Record<string, string>;
   /** Price the model and set a hard budget and rate limits on the studio, none of which a run reaches. */
   governed?: boolean;
+  /** With `governed`, the rate limits set (by default all three, none of them reached); `{}` sets none. */
+  limits?: { rpm?: number; tpm?: number; max_concurrent?: number };
   /** Define `FALLBACK_ROUTE` over compat/bench then compat/bench-b (which `env` must list). */
   routed?: boolean;
   /** Run the TypeScript sources through tsx instead of the compiled launcher: a profile then names each source file. */
@@ -140,12 +142,9 @@ export async function startStudioTarget(options: StudioTargetOptions): Promise<S
         window: 'day',
         mode: 'hard',
       });
-      await post('/v1/studios/limits/set', {
-        studio_id: 'bench',
-        rpm: 1_000_000,
-        tpm: 1_000_000_000,
-        max_concurrent: 10_000,
-      });
+      const limits = options.limits ?? { rpm: 1_000_000, tpm: 1_000_000_000, max_concurrent: 10_000 };
+      if (Object.keys(limits).length > 0)
+        await post('/v1/studios/limits/set', { studio_id: 'bench', ...limits });
     }
     if (options.routed) {
       await adminPost(child.url, '/v1/ai/routes/upsert', adminKey, {

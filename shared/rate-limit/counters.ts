@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
 import {
   CREATE_LEASE_ACQUIRE_FUNCTION,
@@ -40,7 +41,16 @@ export function memoryCounters(): CounterStore {
 
 export const COUNTERS_TABLE = 'studio_rate_limits';
 
-/** Counters and leases in tables of the database (created if missing), through a small pool of their own. */
+/**
+ * Counters and leases in tables of the database (created if missing), through a small pool of their own.
+ *
+ * Both tables are unlogged: PostgreSQL writes no WAL for them, so a commit that touched only them
+ * does not wait for the disk. Every generation of a studio counts and takes a lease on the same
+ * keys, so with a flush per commit each waited for the one before it. What that costs: a database
+ * that crashes comes back with both tables empty (a minute's counts and the leases of generations
+ * under way are forgotten, so a studio may briefly get more than its limits), and standbys do not
+ * have them. Counts of a minute are worth neither a disk flush per request nor replication.
+ */
 export async function postgresCounters(connectionString: string): Promise<CounterStore> {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString, max: 4 });
@@ -53,9 +63,10 @@ export async function postgresCounters(connectionString: string): Promise<Counte
       await client.query('BEGIN');
       await client.query(`SELECT pg_advisory_xact_lock(hashtext('${COUNTERS_TABLE}'))`);
       await client.query(
-        `CREATE TABLE IF NOT EXISTS ${COUNTERS_TABLE} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
+        `CREATE UNLOGGED TABLE IF NOT EXISTS ${COUNTERS_TABLE} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
       );
       await client.query(CREATE_LEASES_TABLE);
+      await makeUnlogged(client, [COUNTERS_TABLE, LEASES_TABLE]);
       await client.query(CREATE_LEASE_ACQUIRE_FUNCTION);
       await client.query(CREATE_LEASE_RELEASE_FUNCTION);
       await client.query('COMMIT');
@@ -97,6 +108,16 @@ export async function postgresCounters(connectionString: string): Promise<Counte
       await pool.end();
     },
   };
+}
+
+/** Tables made by earlier versions as ordinary (logged) tables become unlogged (see `postgresCounters`). */
+async function makeUnlogged(client: pg.ClientBase, tables: readonly string[]): Promise<void> {
+  const { rows } = await client.query<{ logged: string }>(
+    `SELECT t.name AS logged FROM unnest($1::text[]) AS t(name)
+       JOIN pg_class c ON c.oid = to_regclass(t.name) WHERE c.relpersistence = 'p'`,
+    [tables],
+  );
+  for (const { logged } of rows) await client.query(`ALTER TABLE ${logged} SET UNLOGGED`);
 }
 
 /**

@@ -46,18 +46,14 @@ export const LEASES_TABLE = 'studio_rate_leases';
 /** The class of the two-key advisory locks taken per lease key (the second key is its hash). */
 const LEASE_LOCK_CLASS = 8_600_200;
 
-export const CREATE_LEASES_TABLE = `CREATE TABLE IF NOT EXISTS ${LEASES_TABLE} (key varchar(255) NOT NULL, lease_id varchar(64) NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (key, lease_id))`;
+export const CREATE_LEASES_TABLE = `CREATE UNLOGGED TABLE IF NOT EXISTS ${LEASES_TABLE} (key varchar(255) NOT NULL, lease_id varchar(64) NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (key, lease_id))`;
 
 /**
  * Takes a lease in one call: a transaction-scoped advisory lock on the key, then the count of live
  * leases and the insert, each statement of the function with a snapshot taken after the lock, so
  * it sees every lease committed before it got the lock. Without the lock two processes could both
- * count two of three slots held and both take the third.
- *
- * Its transaction, and a release's, commits without waiting for the disk (`synchronous_commit`
- * off for that transaction alone): a lease lasts a minute unless renewed, and a database crash
- * that loses the last milliseconds of them gives a slot back early, nothing worse. Waiting for a
- * flush at each made every generation of a studio queue behind the one before on its key.
+ * count two of three slots held and both take the third. The table is unlogged (see
+ * `postgresCounters`), so neither this nor a release waits for the disk.
  */
 export const CREATE_LEASE_ACQUIRE_FUNCTION = `CREATE OR REPLACE FUNCTION ${LEASES_TABLE}_acquire(
   p_key varchar, p_id varchar, p_max integer, p_now bigint, p_expires_at bigint
@@ -65,7 +61,6 @@ export const CREATE_LEASE_ACQUIRE_FUNCTION = `CREATE OR REPLACE FUNCTION ${LEASE
 DECLARE
   held integer;
 BEGIN
-  PERFORM set_config('synchronous_commit', 'off', true);
   PERFORM pg_advisory_xact_lock(${LEASE_LOCK_CLASS}, hashtext(p_key));
   DELETE FROM ${LEASES_TABLE} WHERE key = p_key AND expires_at <= p_now;
   SELECT count(*) INTO held FROM ${LEASES_TABLE} WHERE key = p_key;
@@ -81,7 +76,6 @@ export const CREATE_LEASE_RELEASE_FUNCTION = `CREATE OR REPLACE FUNCTION ${LEASE
   p_key varchar, p_id varchar
 ) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM set_config('synchronous_commit', 'off', true);
   DELETE FROM ${LEASES_TABLE} WHERE key = p_key AND lease_id = p_id;
 END;
 $$`;

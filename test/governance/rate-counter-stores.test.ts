@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type CounterStore, memoryCounters, postgresCounters } from '../../shared/rate-limit/counters.ts';
+import {
+  COUNTERS_TABLE,
+  type CounterStore,
+  memoryCounters,
+  postgresCounters,
+} from '../../shared/rate-limit/counters.ts';
+import { LEASES_TABLE } from '../../shared/rate-limit/leases.ts';
 import { redisCounters } from '../../shared/rate-limit/redis-counters.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
@@ -135,35 +141,41 @@ describe('PostgreSQL leases', () => {
   });
 
   it.skipIf(!database)(
-    'takes and gives back a lease without waiting for the disk, and only in its own transaction',
+    'keeps counters and leases in unlogged tables, also those an earlier version made logged',
     async () => {
-      await KINDS[1]!.open().then((pair) => opened.push(...pair)); // the functions exist
+      const own = await freshPostgresDatabase();
       const { default: pg } = await import('pg');
-      const client = new pg.Client({ connectionString: database!.url });
+      const client = new pg.Client({ connectionString: own!.url });
       await client.connect();
+      const stores: CounterStore[] = [];
       try {
-        const setting = async () =>
-          (await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
-            .synchronous_commit;
-        const k = `test-in-flight:${randomUUID()}`;
-        for (const call of [
-          () =>
-            client.query('SELECT studio_rate_leases_acquire($1, $2, 1, $3, $4)', [
-              k,
-              'a',
-              Date.now(),
-              Date.now() + 60_000,
-            ]),
-          () => client.query('SELECT studio_rate_leases_release($1, $2)', [k, 'a']),
-        ]) {
-          await client.query('BEGIN');
-          await call();
-          expect(await setting()).toBe('off');
-          await client.query('COMMIT');
-          expect(await setting()).toBe('on'); // the session's own setting is untouched
+        // The tables as they were made before: ordinary tables, a counter already in one.
+        await client.query(
+          `CREATE TABLE ${COUNTERS_TABLE} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
+        );
+        await client.query(
+          `CREATE TABLE ${LEASES_TABLE} (key varchar(255) NOT NULL, lease_id varchar(64) NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (key, lease_id))`,
+        );
+        await client.query(`INSERT INTO ${COUNTERS_TABLE} VALUES ('kept', 7, NULL)`);
+        const persistence = async () =>
+          (
+            await client.query<{ relname: string; relpersistence: string }>(
+              'SELECT relname, relpersistence FROM pg_class WHERE relname = ANY($1) ORDER BY relname',
+              [[COUNTERS_TABLE, LEASES_TABLE]],
+            )
+          ).rows.map((row) => `${row.relname}:${row.relpersistence}`);
+        expect(await persistence()).toEqual([`${LEASES_TABLE}:p`, `${COUNTERS_TABLE}:p`]);
+
+        for (let start = 0; start < 2; start++) {
+          stores.push(await postgresCounters(own!.url));
+          expect(await persistence()).toEqual([`${LEASES_TABLE}:u`, `${COUNTERS_TABLE}:u`]);
         }
+        const kept = await client.query(`SELECT points FROM ${COUNTERS_TABLE} WHERE key = 'kept'`);
+        expect(kept.rows).toEqual([{ points: 7 }]);
       } finally {
         await client.end();
+        for (const store of stores) await store.close();
+        await own!.drop();
       }
     },
   );
