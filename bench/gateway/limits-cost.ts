@@ -6,12 +6,15 @@
  *   node --import tsx bench/gateway/limits-cost.ts
  *   BENCH_GATEWAY_STORE=postgres|pglite|memory (default postgres: where limits cost round trips)
  *   BENCH_REPS=N (default 2)   BENCH_LIMITS_SECONDS=N (default 5, after 4 s of warm-up)
+ *   BENCH_REDIS_URL=redis://…/<db>  the counters in that Redis (as REDIS_URL does) instead of the store's place
  */
 import { positiveFromEnv } from '../lib/env.ts';
 import { cpuMs } from './processes.ts';
 import { loadStudio, studioStoreFromEnv, withStudioTarget } from './studio.ts';
 
 const store = studioStoreFromEnv(process.env.BENCH_GATEWAY_STORE ?? 'postgres');
+const redisUrl = process.env.BENCH_REDIS_URL;
+const env: Record<string, string> = redisUrl ? { REDIS_URL: redisUrl } : {};
 const reps = positiveFromEnv('BENCH_REPS', { integer: true }) ?? 2;
 const seconds = positiveFromEnv('BENCH_LIMITS_SECONDS') ?? 5;
 const VARIANTS = [
@@ -28,7 +31,7 @@ for (let rep = 1; rep <= reps; rep++) {
   for (const [i, variant] of VARIANTS.entries()) {
     await withStudioTarget(
       'limits',
-      () => ({ store, governed: true, limits: variant.limits }),
+      () => ({ store, governed: true, limits: variant.limits, env }),
       async (studio) => {
         await loadStudio(studio, false, 4_000);
         const before = cpuMs(studio.child.pid);
@@ -49,7 +52,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const show = (values: number[], digits: number) =>
   `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
 const lines = [
-  `Studio (${store}), a budget set, JSON chat completions, ${reps} repetitions of ${seconds} s:`,
+  `Studio (${store}${redisUrl ? ', counters in Redis' : ''}), a budget set, JSON chat completions, ${reps} repetitions of ${seconds} s:`,
   '',
   '| limits set | req/s | Studio CPU ms per request |',
   '|---|---|---|',

@@ -1,14 +1,14 @@
 import type pg from 'pg';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
+import { type AdmissionStore, memoryAdmissions } from './admissions.ts';
 import {
-  CREATE_LEASE_ACQUIRE_FUNCTION,
-  CREATE_LEASE_RELEASE_FUNCTION,
+  COUNTERS_TABLE,
+  CREATE_ADMISSION_FUNCTIONS,
+  CREATE_COUNTERS_TABLE,
   CREATE_LEASES_TABLE,
   LEASES_TABLE,
-  type LeaseStore,
-  memoryLeases,
-  postgresLeases,
-} from './leases.ts';
+  postgresAdmissions,
+} from './postgres-admissions.ts';
 
 /** A fixed-window counter per key: `points` per `durationS` seconds. */
 export interface CounterOptions {
@@ -24,8 +24,8 @@ export interface CounterOptions {
 export interface CounterStore {
   readonly kind: 'memory' | 'postgres' | 'redis';
   limiter(options: CounterOptions): RateLimiterAbstract;
-  /** Slots held at once (generations in flight), in the same place as the counters. */
-  readonly leases: LeaseStore;
+  /** Generations' rate limits (counts and slots held at once), in the same place as the counters. */
+  readonly admissions: AdmissionStore;
   close(): Promise<void>;
 }
 
@@ -34,18 +34,16 @@ export function memoryCounters(): CounterStore {
     kind: 'memory',
     limiter: ({ name, points, durationS }) =>
       new RateLimiterMemory({ keyPrefix: name, points, duration: durationS }),
-    leases: memoryLeases(),
+    admissions: memoryAdmissions(),
     close: async () => undefined,
   };
 }
 
-export const COUNTERS_TABLE = 'studio_rate_limits';
-
 /**
- * Counters and leases in tables of the database (created if missing), through a small pool of their own.
+ * Counters and slots in tables of the database (created if missing), through a small pool of their own.
  *
  * Both tables are unlogged: PostgreSQL writes no WAL for them, so a commit that touched only them
- * does not wait for the disk. Every generation of a studio counts and takes a lease on the same
+ * does not wait for the disk. Every generation of a studio counts and takes a slot on the same
  * keys, so with a flush per commit each waited for the one before it. What that costs: a database
  * that crashes comes back with both tables empty (a minute's counts and the leases of generations
  * under way are forgotten, so a studio may briefly get more than its limits), and standbys do not
@@ -62,13 +60,10 @@ export async function postgresCounters(connectionString: string): Promise<Counte
     try {
       await client.query('BEGIN');
       await client.query(`SELECT pg_advisory_xact_lock(hashtext('${COUNTERS_TABLE}'))`);
-      await client.query(
-        `CREATE UNLOGGED TABLE IF NOT EXISTS ${COUNTERS_TABLE} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
-      );
+      await client.query(CREATE_COUNTERS_TABLE);
       await client.query(CREATE_LEASES_TABLE);
       await makeUnlogged(client, [COUNTERS_TABLE, LEASES_TABLE]);
-      await client.query(CREATE_LEASE_ACQUIRE_FUNCTION);
-      await client.query(CREATE_LEASE_RELEASE_FUNCTION);
+      for (const statement of CREATE_ADMISSION_FUNCTIONS) await client.query(statement);
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -80,11 +75,23 @@ export async function postgresCounters(connectionString: string): Promise<Counte
     await pool.end();
     throw error;
   }
-  // Rows of keys that were never seen again; an hour after they expired they go.
+  // Rows of keys that were never seen again; an hour after they expired they go. Rows locked by
+  // an admission are skipped (until the next sweep): an admission holds several rows at once, and
+  // a sweep waiting for one while holding another could deadlock with it.
   const sweep = async () => {
     const anHourAgo = Date.now() - 3_600_000;
-    await pool.query(`DELETE FROM ${COUNTERS_TABLE} WHERE expire < $1`, [anHourAgo]).catch(() => undefined);
-    await pool.query(`DELETE FROM ${LEASES_TABLE} WHERE expires_at < $1`, [anHourAgo]).catch(() => undefined);
+    await pool
+      .query(
+        `DELETE FROM ${COUNTERS_TABLE} WHERE key IN (SELECT key FROM ${COUNTERS_TABLE} WHERE expire < $1 FOR UPDATE SKIP LOCKED)`,
+        [anHourAgo],
+      )
+      .catch(() => undefined);
+    await pool
+      .query(
+        `DELETE FROM ${LEASES_TABLE} WHERE (key, lease_id) IN (SELECT key, lease_id FROM ${LEASES_TABLE} WHERE expires_at < $1 FOR UPDATE SKIP LOCKED)`,
+        [anHourAgo],
+      )
+      .catch(() => undefined);
   };
   const sweeper = setInterval(sweep, 15 * 60_000).unref();
   void sweep();
@@ -102,7 +109,7 @@ export async function postgresCounters(connectionString: string): Promise<Counte
         duration: durationS,
       });
     },
-    leases: postgresLeases(pool),
+    admissions: postgresAdmissions(pool),
     async close() {
       clearInterval(sweeper);
       await pool.end();

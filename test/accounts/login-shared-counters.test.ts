@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COUNTERS_TABLE } from '../../shared/rate-limit/counters.ts';
+import { COUNTERS_TABLE } from '../../shared/rate-limit/postgres-admissions.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 import { adminOk, createStudio } from './support/accounts.ts';

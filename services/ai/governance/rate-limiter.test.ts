@@ -3,8 +3,8 @@ import { type LimitRecord, type LimitsState, limitsProjection } from '../../../p
 import { ApiError } from '../../../shared/errors.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
 import { createLogger } from '../../../shared/logger.ts';
+import type { AdmissionStore } from '../../../shared/rate-limit/admissions.ts';
 import { type CounterStore, memoryCounters } from '../../../shared/rate-limit/counters.ts';
-import type { LeaseStore } from '../../../shared/rate-limit/leases.ts';
 import { StudioRateLimits } from './rate-limiter.ts';
 
 const user = { kind: 'user', studioId: 'acme', tokenId: 'tok_a', models: null } as const;
@@ -85,12 +85,12 @@ describe('StudioRateLimits', () => {
 
   it('a counter store that fails is a 503 with Retry-After, never a generation let through unchecked', async () => {
     const counters = memoryCounters();
-    const failing: LeaseStore = {
-      acquire: () => Promise.reject(new Error('connection refused')),
+    const failing: AdmissionStore = {
+      admit: () => Promise.reject(new Error('connection refused')),
+      settle: () => Promise.resolve(),
       renew: () => Promise.resolve(),
-      release: () => Promise.resolve(),
     };
-    const limits = limiterWith([record(null, { max_concurrent: 3 })], { ...counters, leases: failing });
+    const limits = limiterWith([record(null, { max_concurrent: 3 })], { ...counters, admissions: failing });
     const error = await refusal(limits.admit(user));
     expect(error.code).toBe('unavailable');
     expect(error.options.headers).toEqual({ 'Retry-After': '1' });

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { type LimitRecord, limitsProjection } from '../../../projections/limits.ts';
 import { ApiError } from '../../../shared/errors.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
@@ -7,7 +6,7 @@ import type { Identity } from '../../../shared/http/identity.ts';
 import { type LimitReading, rateLimitHeaders } from './rate-limit-headers.ts';
 import { type RateLimits, type RatePermit, UNLIMITED } from './rate-limits.ts';
 
-const MINUTE_S = 60;
+const MINUTE_MS = 60_000;
 /** How long a generation holds its slot unless renewed; the holder renews it every third of that. */
 export const IN_FLIGHT_LEASE_MS = 60_000;
 /** Renewals stop after this: a generation that never ends (a bug) cannot hold a slot for ever. */
@@ -26,12 +25,6 @@ interface Reading extends LimitReading {
   scope: Scope;
 }
 
-/** One reason a generation is refused, and how long until it no longer holds. */
-interface Refusal {
-  reason: string;
-  retryMs: number;
-}
-
 /**
  * The rate limits admins set (`studios/limits/set`), enforced before any upstream call, for user
  * tokens only (the admin key is not limited). Per scope (the studio, all its tokens together; and
@@ -48,8 +41,6 @@ interface Refusal {
  * counts against the same numbers. A refused generation counts against nothing.
  */
 export class StudioRateLimits implements RateLimits {
-  readonly #requests: RateLimiterAbstract;
-  readonly #tokens: RateLimiterAbstract;
   /** Slots held by generations under way, renewed together by one timer (not one per generation). */
   readonly #holding = new Set<Holding>();
   #renewal: NodeJS.Timeout | undefined;
@@ -57,13 +48,7 @@ export class StudioRateLimits implements RateLimits {
   constructor(
     private readonly gw: GatewayContext,
     private readonly leaseMs = IN_FLIGHT_LEASE_MS,
-  ) {
-    // Each scope's limit is compared here, not by the limiter (its `points` are unused): one
-    // limiter serves every limit value, and a changed limit keeps the minute's count.
-    const perMinute = (name: string) => gw.counters.limiter({ name, points: 1, durationS: MINUTE_S });
-    this.#requests = perMinute('ai-requests');
-    this.#tokens = perMinute('ai-tokens');
-  }
+  ) {}
 
   async admit(identity: Identity): Promise<RatePermit> {
     if (identity.kind !== 'user') return UNLIMITED;
@@ -90,78 +75,50 @@ export class StudioRateLimits implements RateLimits {
     ];
   }
 
+  /** Every limit of every scope checked, and the generation counted and given its slots, in one call. */
   async #admit(scopes: Scope[]): Promise<RatePermit> {
-    const [requests, tokens] = await Promise.all([
-      Promise.all(scopes.filter((s) => s.limits.rpm !== null).map((s) => this.#countRequest(s))),
-      Promise.all(scopes.filter((s) => s.limits.tpm !== null).map((s) => this.#readTokens(s))),
-    ]);
-    const refusals = [
+    const counted = scopes.filter((s) => s.limits.rpm !== null);
+    const charged = scopes.filter((s) => s.limits.tpm !== null);
+    const slotted = scopes.filter((s) => s.limits.max_concurrent !== null);
+    const leaseId = randomUUID();
+    const answer = await this.gw.counters.admissions.admit({
+      requests: counted.map((s) => ({ key: requestsKey(s), limit: s.limits.rpm! })),
+      tokens: charged.map((s) => ({ key: tokensKey(s), limit: s.limits.tpm! })),
+      slots: slotted.map((s) => ({ key: slotKey(s), max: s.limits.max_concurrent! })),
+      leaseId,
+      leaseMs: this.leaseMs,
+      windowMs: MINUTE_MS,
+    });
+    const requests = counted.map((scope, i) => ({ scope, limit: scope.limits.rpm!, ...answer.requests[i]! }));
+    const tokens = charged.map((scope, i) => ({ scope, limit: scope.limits.tpm!, ...answer.tokens[i]! }));
+    if (answer.admitted)
+      return this.#permit(rateLimitHeaders(requests, tokens), tokens, slotted.map(slotKey), leaseId);
+
+    // Refused: the counts are as they stand without this generation.
+    const byCount = [
       ...requests
-        .filter((r) => r.used > r.limit)
+        .filter((r) => r.used >= r.limit)
         .map((r) => ({ reason: `${r.scope.name} allows ${r.limit} requests a minute`, retryMs: r.resetMs })),
       ...tokens
         .filter((t) => t.used >= t.limit)
         .map((t) => ({ reason: `${t.scope.name} allows ${t.limit} tokens a minute`, retryMs: t.resetMs })),
     ];
-    if (refusals.length > 0) throw await this.#refuse(refusals, requests, tokens);
-
-    const leaseId = randomUUID();
-    const { held, full } = await this.#takeSlots(scopes, leaseId);
-    if (full.length > 0) {
-      const refused = full.map((s) => ({
+    const bySlot = slotted
+      .filter((_, i) => answer.full[i])
+      .map((s) => ({
         reason: `${s.name} allows ${s.limits.max_concurrent} generations at once`,
         retryMs: 1000,
       }));
-      throw await this.#refuse(refused, requests, tokens);
-    }
-    return this.#permit(rateLimitHeaders(requests, tokens), tokens, held, leaseId);
-  }
-
-  /** Counts the generation against the scope's minute (a refused one is given back). */
-  async #countRequest(scope: Scope): Promise<Reading> {
-    const res = await this.#requests.penalty(scope.key, 1);
-    return { scope, limit: scope.limits.rpm!, used: res.consumedPoints, resetMs: res.msBeforeNext };
-  }
-
-  async #readTokens(scope: Scope): Promise<Reading> {
-    const res = await this.#tokens.get(scope.key);
-    const resetMs = res ? res.msBeforeNext : 0;
-    return { scope, limit: scope.limits.tpm!, used: res?.consumedPoints ?? 0, resetMs };
-  }
-
-  /** A slot of every scope with `max_concurrent`, or none: what was taken is given back when one is full. */
-  async #takeSlots(scopes: Scope[], leaseId: string): Promise<{ held: string[]; full: Scope[] }> {
-    const limited = scopes.filter((s) => s.limits.max_concurrent !== null);
-    const taken = await Promise.allSettled(
-      limited.map((s) =>
-        this.gw.counters.leases.acquire(slotKey(s), leaseId, s.limits.max_concurrent!, this.leaseMs),
-      ),
-    );
-    const held = limited.filter((_, i) => taken[i]!.status === 'fulfilled' && taken[i]!.value).map(slotKey);
-    const full = limited.filter((_, i) => taken[i]!.status === 'fulfilled' && !taken[i]!.value);
-    const failed = taken.find((t) => t.status === 'rejected');
-    if (failed || full.length > 0)
-      await Promise.all(held.map((key) => this.gw.counters.leases.release(key, leaseId)));
-    if (failed) throw failed.reason;
-    return { held, full };
-  }
-
-  /** Gives the refused generation's request back and builds its 429, headers as they stand without it. */
-  async #refuse(refusals: Refusal[], requests: Reading[], tokens: Reading[]): Promise<ApiError> {
-    await Promise.all(requests.map((r) => this.#requests.reward(r.scope.key, 1)));
-    const uncounted = requests.map((r) => ({ ...r, used: r.used - 1 }));
+    const refusals = byCount.length > 0 ? byCount : bySlot;
     const seconds = Math.max(1, ...refusals.map((r) => Math.ceil(r.retryMs / 1000)));
-    return new ApiError(
+    throw new ApiError(
       'rate_limited',
       `rate limit reached: ${refusals.map((r) => r.reason).join('; ')}; try again in ${seconds} s`,
-      { headers: { ...rateLimitHeaders(uncounted, tokens), 'Retry-After': String(seconds) } },
+      { headers: { ...rateLimitHeaders(requests, tokens), 'Retry-After': String(seconds) } },
     );
   }
 
   #permit(headers: Record<string, string>, tokens: Reading[], held: string[], leaseId: string): RatePermit {
-    const failed = (what: string) => (error: unknown) =>
-      this.gw.logger.warn({ err: error }, `rate limits: could not ${what}`);
-    const leases = this.gw.counters.leases;
     const holding: Holding = { keys: held, leaseId, since: Date.now() };
     if (held.length > 0) this.#hold(holding);
     let released = false;
@@ -171,10 +128,14 @@ export class StudioRateLimits implements RateLimits {
         if (released) return;
         released = true;
         this.#unhold(holding);
-        for (const key of held) leases.release(key, leaseId).catch(failed('give a slot back'));
         const charge = Math.ceil(used);
-        if (charge > 0)
-          for (const t of tokens) this.#tokens.penalty(t.scope.key, charge).catch(failed('count tokens'));
+        const charges = charge > 0 ? tokens.map((t) => ({ key: tokensKey(t.scope), charge })) : [];
+        if (held.length === 0 && charges.length === 0) return;
+        this.gw.counters.admissions
+          .settle({ slots: held, leaseId, tokens: charges, windowMs: MINUTE_MS })
+          .catch((error: unknown) =>
+            this.gw.logger.warn({ err: error }, 'rate limits: could not give slots back or count tokens'),
+          );
       },
     };
   }
@@ -193,12 +154,11 @@ export class StudioRateLimits implements RateLimits {
           this.#unhold(h);
           continue;
         }
-        for (const key of h.keys)
-          this.gw.counters.leases
-            .renew(key, h.leaseId, this.leaseMs)
-            .catch((error: unknown) =>
-              this.gw.logger.warn({ err: error }, 'rate limits: could not renew a slot'),
-            );
+        this.gw.counters.admissions
+          .renew(h.keys, h.leaseId, this.leaseMs)
+          .catch((error: unknown) =>
+            this.gw.logger.warn({ err: error }, 'rate limits: could not renew a slot'),
+          );
       }
     }, this.leaseMs / 3).unref();
   }
@@ -218,4 +178,7 @@ interface Holding {
   since: number;
 }
 
+// The keys of rate-limiter-flexible's counters (`<prefix>:<key>`), which these rows and keys were before.
+const requestsKey = (scope: Scope) => `ai-requests:${scope.key}`;
+const tokensKey = (scope: Scope) => `ai-tokens:${scope.key}`;
 const slotKey = (scope: Scope) => `ai-in-flight:${scope.key}`;
