@@ -1,9 +1,10 @@
 import pg from 'pg';
 
 /**
- * A dedicated connection that LISTENs on a channel and calls `onWake` for each notification. If the
- * connection drops it reconnects with backoff and wakes once more, since notifications sent while it
- * was away are lost: subscribers then re-read and find whatever was committed meanwhile.
+ * A dedicated connection that LISTENs on a channel and calls `onWake` for each notification, with the
+ * process id of the backend that sent it. If the connection drops it reconnects with backoff and
+ * wakes once more (no sender), since notifications sent while it was away are lost: subscribers then
+ * re-read and find whatever was committed meanwhile.
  */
 export class PgListener {
   #client: pg.Client | undefined;
@@ -14,7 +15,7 @@ export class PgListener {
   constructor(
     private readonly connectionString: string,
     private readonly channel: string,
-    private readonly onWake: () => void,
+    private readonly onWake: (sender?: number) => void,
   ) {}
 
   async start(): Promise<void> {
@@ -23,7 +24,7 @@ export class PgListener {
 
   async #connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.connectionString });
-    client.on('notification', () => this.onWake());
+    client.on('notification', (message) => this.onWake(message.processId));
     client.on('error', () => this.#lost(client));
     client.on('end', () => this.#lost(client));
     await client.connect();

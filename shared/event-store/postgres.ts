@@ -42,18 +42,24 @@ export interface PostgresStoreOptions {
 
 /**
  * PostgreSQL: a pool for reads and appends, plus one dedicated connection that LISTENs for commits
- * made by other processes, so subscribers wake up without polling.
+ * made by other processes, so subscribers wake up without polling. The notifications of this
+ * process's own commits come back too; they are passed over (by the sending backend's process id,
+ * one of the pool's connections), since the store wakes its subscribers itself once a commit
+ * returns, and each such echo cost every subscriber a read that found nothing.
  */
 export async function openPostgresStore(
   options: PostgresStoreOptions,
 ): Promise<{ store: SqlEventStore; driver: SqlDriver }> {
   const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 20 });
   pool.on('error', () => undefined); // an idle client's error surfaces on its next use
+  const ownBackends = backendsOf(pool);
   const driver = postgresDriver(pool);
   await migrate(driver);
 
   let wake = () => {};
-  const listener = new PgListener(options.connectionString, EVENTS_NOTIFY_CHANNEL, () => wake());
+  const listener = new PgListener(options.connectionString, EVENTS_NOTIFY_CHANNEL, (sender) => {
+    if (sender === undefined || !ownBackends.has(sender)) wake();
+  });
   await listener.start();
   const store = new SqlEventStore('postgres', driver, {
     hooks: options.hooks,
@@ -62,4 +68,32 @@ export async function openPostgresStore(
   });
   wake = () => store.changes.notify();
   return { store, driver };
+}
+
+/**
+ * The process ids of the backends serving the pool's connections, kept while each is open. An id
+ * counts only once the backend confirms it (`pg_backend_pid()`): behind a connection pooler the id
+ * a client is given is the pooler's own, which could be any backend's, and the backend serving a
+ * connection changes from one transaction to the next, so nothing is passed over there.
+ */
+function backendsOf(pool: pg.Pool): Set<number> {
+  const ids = new Set<number>();
+  const removed = new WeakSet<pg.PoolClient>();
+  const idOf = (client: pg.PoolClient) => (client as pg.PoolClient & { processID?: number | null }).processID;
+  pool.on('connect', (client) => {
+    const id = idOf(client);
+    // Queued before the query the connection was opened for, so it runs first.
+    client
+      .query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+      .then(({ rows }) => {
+        if (typeof id === 'number' && rows[0]?.pid === id && !removed.has(client)) ids.add(id);
+      })
+      .catch(() => undefined);
+  });
+  pool.on('remove', (client) => {
+    removed.add(client);
+    const id = idOf(client);
+    if (typeof id === 'number') ids.delete(id);
+  });
+  return ids;
 }

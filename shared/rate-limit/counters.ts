@@ -51,7 +51,7 @@ export function memoryCounters(): CounterStore {
  */
 export async function postgresCounters(connectionString: string): Promise<CounterStore> {
   const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString, max: 4 });
+  const pool = new pg.Pool({ connectionString, max: 8 });
   pool.on('error', () => undefined); // an idle client's error surfaces on its next use
   try {
     // One process at a time (a transaction-scoped advisory lock): two creating the tables at once
