@@ -58,9 +58,10 @@ export function memoryAdmissions(now: () => number = Date.now): AdmissionStore {
     const count = counts.get(key);
     return count && count.endsAt > at ? count : { used: 0, endsAt: at };
   };
-  const heldAt = (key: string, at: number) => {
+  /** The live leases of `key`; the ones run out are let go only when they would make it look full. */
+  const heldAt = (key: string, at: number, max: number) => {
     const leases = slots.get(key) ?? new Map<string, number>();
-    for (const [id, expiresAt] of leases) if (expiresAt <= at) leases.delete(id);
+    if (leases.size >= max) for (const [id, expiresAt] of leases) if (expiresAt <= at) leases.delete(id);
     return leases;
   };
   const add = (key: string, amount: number, at: number, windowMs: number) => {
@@ -81,9 +82,10 @@ export function memoryAdmissions(now: () => number = Date.now): AdmissionStore {
       const countsRefuse =
         ask.requests.some((r, i) => requests[i]!.used + 1 > r.limit) ||
         ask.tokens.some((t, i) => tokens[i]!.used >= t.limit);
-      const full = ask.slots.map((s) => !countsRefuse && heldAt(s.key, at).size >= s.max);
+      const full = ask.slots.map((s) => !countsRefuse && heldAt(s.key, at, s.max).size >= s.max);
       if (countsRefuse || full.includes(true)) return { admitted: false, requests, tokens, full };
-      for (const s of ask.slots) slots.set(s.key, heldAt(s.key, at).set(ask.leaseId, at + ask.leaseMs));
+      for (const s of ask.slots)
+        slots.set(s.key, heldAt(s.key, at, s.max).set(ask.leaseId, at + ask.leaseMs));
       const counted = ask.requests.map((r) => add(r.key, 1, at, ask.windowMs));
       return { admitted: true, requests: counted, tokens, full };
     },
