@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../shared/event-store/testing.ts';
 import { type StudioProcess, startStudio } from '../scale/processes.ts';
 import { auditData } from '../support/audit.ts';
 import {
@@ -161,10 +162,10 @@ async function burst(gateways: Endpoint[]) {
   // Read from the log, where another database's open transaction (other suites share the cluster)
   // can hold the newest events back for a moment: read until they show (or 5 s), then compare.
   let spent = 0;
-  for (let i = 0; i < 100 && spent < served.length * 500; i++) {
-    if (i > 0) await sleep(50);
+  await until(async () => {
     spent = await gateways[0]!.spent(studio);
-  }
+    return spent >= served.length * 500;
+  }, 'the spend in the log').catch(() => undefined); // the exact comparison below says what is wrong
   expect(spent).toBe(served.length * 500);
   expect(spent).toBeLessThanOrEqual(BUDGET_MICRO_USD);
   expect(lowestRemaining).toBeGreaterThanOrEqual(0);
