@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, type FileHandle, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { fromRoot } from '../paths.ts';
@@ -35,6 +35,8 @@ export async function initializePgliteDir(
   if (existsSync(join(dir, 'PG_VERSION'))) return;
   if (await copiedFromTemplate(template, dir)) return;
   await initdb(dir, settings);
+  await syncTree(dir);
+  await syncPath(dirname(dir));
 }
 
 /** Makes the template `initializePgliteDir` copies: a fresh data directory, stamped with PGlite's version. */
@@ -46,8 +48,10 @@ export async function buildPgliteTemplate(
   await rm(staging, { recursive: true, force: true });
   await initdb(staging, settings);
   await writeFile(join(staging, TEMPLATE_STAMP), `${JSON.stringify({ pglite: await installedPglite() })}\n`);
+  await syncTree(staging);
   await rm(template, { recursive: true, force: true });
   await rename(staging, template);
+  await syncPath(dirname(template));
 }
 
 async function copiedFromTemplate(template: string, dir: string): Promise<boolean> {
@@ -62,11 +66,42 @@ async function copiedFromTemplate(template: string, dir: string): Promise<boolea
   try {
     await mkdir(dirname(dir), { recursive: true });
     await cp(template, staging, { recursive: true, filter: (source) => basename(source) !== TEMPLATE_STAMP });
+    await syncTree(staging);
     await rename(staging, dir); // replaces an empty directory; one holding anything else is refused
+    await syncPath(dirname(dir));
     return true;
   } catch {
     await rm(staging, { recursive: true, force: true }).catch(() => {});
     return false;
+  }
+}
+
+/**
+ * Puts every file and folder under `dir` on disk (`sync` is the host call, replaceable in tests).
+ * Files copied or written by initdb sit in the operating system's cache; the first commits' WAL is
+ * synced, and after a power cut it would be replayed onto files that never reached the disk.
+ * The files of a folder are synced together (the copy of the template: ~100 ms for 39 MB here).
+ */
+export async function syncTree(dir: string, sync: (path: string) => Promise<void> = syncPath): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  for (const entry of entries) if (entry.isDirectory()) await syncTree(join(dir, entry.name), sync);
+  await Promise.all(
+    entries.filter((entry) => !entry.isDirectory()).map((entry) => sync(join(dir, entry.name))),
+  );
+  await sync(dir);
+}
+
+/** fsync of one file or folder (a folder's entries: names created or renamed in it). */
+async function syncPath(path: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(path, 'r');
+    await handle.sync();
+  } catch (error) {
+    // Windows opens no handle on a folder to sync; its file system keeps names in its journal.
+    if (!(process.platform === 'win32' && (error as NodeJS.ErrnoException).code === 'EISDIR')) throw error;
+  } finally {
+    await handle?.close();
   }
 }
 

@@ -7,12 +7,14 @@
 // Messages out: { id, result } | { id, error: { message, code, detail, name } }
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { SyncedNodeFS } from './pglite-synced-fs.mjs';
 
 const port = parentPort;
 if (!port) throw new Error('pglite-worker runs as a worker thread');
 
 const db = new PGlite({
-  dataDir: workerData.dataDir,
+  // In memory when there is no directory; on disk, with commits that wait for the disk.
+  ...(workerData.dataDir === undefined ? {} : { fs: new SyncedNodeFS(workerData.dataDir) }),
   startParams: [...PGlite.defaultStartParams, ...workerData.settings],
 });
 /** Open transactions by id: their executor, how to end them, and `done` once they ended. */

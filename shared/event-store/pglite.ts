@@ -8,9 +8,10 @@ import type { StoreTestHooks } from './types.ts';
 /**
  * Start parameters added to PGlite's own. PostgreSQL's default 128 MB of shared buffers live in the WASM heap and are never given back:
  * 16 MB keeps an embedded gateway ~130 MB smaller (measured on reopen), and the operating system's
- * page cache still holds the data files.
+ * page cache still holds the data files. PGlite starts with fsync off (`-F`); it is turned back on,
+ * with the one WAL sync method that reaches the disk through `SyncedNodeFS` (pglite-synced-fs.mjs).
  */
-export const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB'];
+export const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB', '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
 
 /** Opens the embedded store in `dir` (or in memory when `dir` is undefined) and applies migrations. */
 export async function openPgliteStore(

@@ -1,0 +1,96 @@
+import { fsyncSync, readlinkSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPgliteStore, PGLITE_SETTINGS } from './pglite.ts';
+import { initializePgliteDir, syncTree } from './pglite-initdb.ts';
+import { SyncedNodeFS } from './pglite-synced-fs.mjs';
+
+describe('PGlite on disk syncs what it commits', () => {
+  let parent: string;
+  let dir: string;
+  let db: PGlite;
+  /** Paths (inside the data directory) of every fsync PostgreSQL asked for, in order. */
+  const synced: string[] = [];
+
+  beforeAll(async () => {
+    parent = await mkdtemp(join(tmpdir(), 'studio-pglite-sync-'));
+    dir = join(parent, 'pglite');
+    await initializePgliteDir(dir, PGLITE_SETTINGS);
+    const spy = (fd: number) => {
+      synced.push(relative(dir, readlinkSync(`/proc/self/fd/${fd}`)));
+      fsyncSync(fd);
+    };
+    db = new PGlite({
+      fs: new SyncedNodeFS(dir, spy),
+      startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS],
+    });
+    await db.query('CREATE TABLE noted (n integer)');
+  });
+
+  afterAll(async () => {
+    await db?.close();
+    await rm(parent, { recursive: true, force: true });
+  });
+
+  it('runs with fsync on, through the WAL sync method the file system implements', async () => {
+    const { rows } = await db.query<{ name: string; setting: string }>(
+      "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'wal_sync_method') ORDER BY name",
+    );
+    expect(rows).toEqual([
+      { name: 'fsync', setting: 'on' },
+      { name: 'wal_sync_method', setting: 'fsync' },
+    ]);
+  });
+
+  it('every commit puts the WAL on disk before it returns', async () => {
+    for (let n = 1; n <= 3; n++) {
+      const before = synced.length;
+      await db.query('INSERT INTO noted VALUES ($1)', [n]);
+      expect(synced.slice(before).filter((path) => path.startsWith('pg_wal/'))).toHaveLength(1);
+    }
+  });
+
+  it('a checkpoint puts the data files and the control file on disk', async () => {
+    const before = synced.length;
+    await db.query('CHECKPOINT');
+    const paths = synced.slice(before);
+    expect(paths.some((path) => path.startsWith('base/'))).toBe(true);
+    expect(paths).toContain('global/pg_control');
+  });
+
+  it('the store opened on a directory has the same settings', async () => {
+    const { store, driver } = await openPgliteStore(join(parent, 'store'));
+    try {
+      const { rows } = await driver.query<{ fsync: string }>('SHOW fsync');
+      expect(rows[0]?.fsync).toBe('on');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('syncTree', () => {
+  it('syncs every file and folder under a directory, each folder after what it holds', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'studio-sync-tree-'));
+    try {
+      await mkdir(join(root, 'base', '5'), { recursive: true });
+      await writeFile(join(root, 'PG_VERSION'), '18\n');
+      await writeFile(join(root, 'base', '5', '1259'), 'x');
+      await writeFile(join(root, 'base', '5', '1249'), 'y');
+      const synced: string[] = [];
+      await syncTree(root, async (path) => {
+        synced.push(relative(root, path) || '.');
+      });
+      expect([...synced].sort()).toEqual(['.', 'PG_VERSION', 'base', 'base/5', 'base/5/1249', 'base/5/1259']);
+      const at = (path: string) => synced.indexOf(path);
+      expect(at('base/5')).toBeGreaterThan(Math.max(at('base/5/1249'), at('base/5/1259')));
+      expect(at('base')).toBeGreaterThan(at('base/5'));
+      expect(at('.')).toBe(synced.length - 1);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
