@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { syncPath } from './fsync.ts';
 import { ensurePrivateDir } from './private-dir.ts';
 
 export class EmptyKeyFile extends Error {
@@ -41,6 +42,10 @@ export async function readOrCreateKeyFile(
       return readOrCreateKeyFile(dataDir, fileName, generate);
     throw error;
   }
+  // On disk before anything is sealed with it: events are, and a key lost to a power cut (an empty
+  // file, or none) would leave them unreadable.
+  await syncPath(path);
+  await syncPath(dataDir);
   return { value, path, created: true };
 }
 

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, type FileHandle, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { syncPath, syncTree } from '../fsync.ts';
 import { fromRoot } from '../paths.ts';
 
 // Run by a child `node`: it only needs PGlite, resolved to a file URL here so the child finds it
@@ -25,7 +26,9 @@ const TEMPLATE_STAMP = 'studio-template.json';
  * install time when there is one from the PGlite installed, else initdb in a short-lived child
  * process. initdb takes some 3 s of the very first start (a copy, a few ms), and grows the WASM heap
  * to some 700 MB, which a WASM instance never gives back: done in this process, a gateway would carry
- * it for its whole life (a reopened directory needs ~130 MB).
+ * it for its whole life (a reopened directory needs ~130 MB). Either way the new files are synced:
+ * the first commits' WAL will be, and after a power cut it would be replayed onto files that never
+ * reached the disk.
  */
 export async function initializePgliteDir(
   dir: string,
@@ -73,35 +76,6 @@ async function copiedFromTemplate(template: string, dir: string): Promise<boolea
   } catch {
     await rm(staging, { recursive: true, force: true }).catch(() => {});
     return false;
-  }
-}
-
-/**
- * Puts every file and folder under `dir` on disk (`sync` is the host call, replaceable in tests).
- * Files copied or written by initdb sit in the operating system's cache; the first commits' WAL is
- * synced, and after a power cut it would be replayed onto files that never reached the disk.
- * The files of a folder are synced together (the copy of the template: ~100 ms for 39 MB here).
- */
-export async function syncTree(dir: string, sync: (path: string) => Promise<void> = syncPath): Promise<void> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  for (const entry of entries) if (entry.isDirectory()) await syncTree(join(dir, entry.name), sync);
-  await Promise.all(
-    entries.filter((entry) => !entry.isDirectory()).map((entry) => sync(join(dir, entry.name))),
-  );
-  await sync(dir);
-}
-
-/** fsync of one file or folder (a folder's entries: names created or renamed in it). */
-async function syncPath(path: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(path, 'r');
-    await handle.sync();
-  } catch (error) {
-    // Windows opens no handle on a folder to sync; its file system keeps names in its journal.
-    if (!(process.platform === 'win32' && (error as NodeJS.ErrnoException).code === 'EISDIR')) throw error;
-  } finally {
-    await handle?.close();
   }
 }
 

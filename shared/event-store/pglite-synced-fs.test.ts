@@ -1,11 +1,11 @@
 import { fsyncSync, readlinkSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPgliteStore, PGLITE_SETTINGS } from './pglite.ts';
-import { initializePgliteDir, syncTree } from './pglite-initdb.ts';
+import { initializePgliteDir } from './pglite-initdb.ts';
 import { SyncedNodeFS } from './pglite-synced-fs.mjs';
 
 describe('PGlite on disk syncs what it commits', () => {
@@ -68,29 +68,6 @@ describe('PGlite on disk syncs what it commits', () => {
       expect(rows[0]?.fsync).toBe('on');
     } finally {
       await store.close();
-    }
-  });
-});
-
-describe('syncTree', () => {
-  it('syncs every file and folder under a directory, each folder after what it holds', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'studio-sync-tree-'));
-    try {
-      await mkdir(join(root, 'base', '5'), { recursive: true });
-      await writeFile(join(root, 'PG_VERSION'), '18\n');
-      await writeFile(join(root, 'base', '5', '1259'), 'x');
-      await writeFile(join(root, 'base', '5', '1249'), 'y');
-      const synced: string[] = [];
-      await syncTree(root, async (path) => {
-        synced.push(relative(root, path) || '.');
-      });
-      expect([...synced].sort()).toEqual(['.', 'PG_VERSION', 'base', 'base/5', 'base/5/1249', 'base/5/1259']);
-      const at = (path: string) => synced.indexOf(path);
-      expect(at('base/5')).toBeGreaterThan(Math.max(at('base/5/1249'), at('base/5/1259')));
-      expect(at('base')).toBeGreaterThan(at('base/5'));
-      expect(at('.')).toBe(synced.length - 1);
-    } finally {
-      await rm(root, { recursive: true, force: true });
     }
   });
 });

@@ -1,0 +1,33 @@
+import { type FileHandle, open, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * Puts a file, or a folder's entries (names created or renamed in it), on disk: what was written is
+ * otherwise in the operating system's cache, which a power cut or a kernel crash loses.
+ */
+export async function syncPath(path: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(path, 'r');
+    await handle.sync();
+  } catch (error) {
+    // Windows opens no handle on a folder to sync; its file system keeps names in its journal.
+    if (!(process.platform === 'win32' && (error as NodeJS.ErrnoException).code === 'EISDIR')) throw error;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/**
+ * Puts every file and folder under `dir` on disk, each folder after what it holds (`sync` is the
+ * host call, replaceable in tests). The files of a folder are synced together: a copy of the PGlite
+ * template, 39 MB in ~1,000 files, in ~100 ms here.
+ */
+export async function syncTree(dir: string, sync: (path: string) => Promise<void> = syncPath): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  for (const entry of entries) if (entry.isDirectory()) await syncTree(join(dir, entry.name), sync);
+  await Promise.all(
+    entries.filter((entry) => !entry.isDirectory()).map((entry) => sync(join(dir, entry.name))),
+  );
+  await sync(dir);
+}
