@@ -1,33 +1,25 @@
-import { readlinkSync } from 'node:fs';
-import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { syncPath, syncTree } from './fsync.ts';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { syncPath, syncTree, writeFileDurably } from './fsync.ts';
+import { recordFileSyncs } from './fsync-testing.ts';
 import { readOrCreateKeyFile } from './key-files.ts';
 
 let root: string;
+let recording: { synced: string[]; stop: () => void } | undefined;
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'studio-fsync-'));
 });
 afterEach(async () => {
-  vi.restoreAllMocks();
+  recording?.stop();
   await rm(root, { recursive: true, force: true });
 });
 
-/** Paths, relative to `root`, of every file handle synced from now on. */
-async function spyOnSyncs(): Promise<string[]> {
-  const probe = await open(root, 'r');
-  const prototype = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
-  await probe.close();
-  const synced: string[] = [];
-  const sync = prototype.sync;
-  vi.spyOn(prototype, 'sync').mockImplementation(function (this: { fd: number }) {
-    synced.push(relative(root, readlinkSync(`/proc/self/fd/${this.fd}`)) || '.');
-    return sync.call(this);
-  });
-  return synced;
-}
+const spyOnSyncs = async () => {
+  recording = await recordFileSyncs(root);
+  return recording.synced;
+};
 
 describe('syncPath', () => {
   it('syncs a file and a folder', async () => {
@@ -40,6 +32,15 @@ describe('syncPath', () => {
 
   it('a path that is not there is an error', async () => {
     await expect(syncPath(join(root, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('writeFileDurably', () => {
+  it('writes the file, then syncs it and its folder', async () => {
+    await mkdir(join(root, 'media'));
+    const synced = await spyOnSyncs();
+    await writeFileDurably(join(root, 'media', 'v.mp4'), Buffer.from('video'));
+    expect(synced).toEqual(['media/v.mp4', 'media']);
   });
 });
 

@@ -1,5 +1,5 @@
-import { type FileHandle, open, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { type FileHandle, open, readdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 
 /**
  * Puts a file, or a folder's entries (names created or renamed in it), on disk: what was written is
@@ -30,4 +30,18 @@ export async function syncTree(dir: string, sync: (path: string) => Promise<void
     entries.filter((entry) => !entry.isDirectory()).map((entry) => sync(join(dir, entry.name))),
   );
   await sync(dir);
+}
+
+/**
+ * `writeFile`, then the file and its folder's entry synced: for a file that an event, or a secret
+ * sealed with it, will rely on once stored (events reach the disk before they are acknowledged).
+ */
+export async function writeFileDurably(
+  path: string,
+  data: string | Uint8Array,
+  options?: Parameters<typeof writeFile>[2],
+): Promise<void> {
+  await writeFile(path, data, options);
+  await syncPath(path);
+  await syncPath(dirname(path));
 }

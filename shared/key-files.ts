@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { syncPath } from './fsync.ts';
+import { writeFileDurably } from './fsync.ts';
 import { ensurePrivateDir } from './private-dir.ts';
 
 export class EmptyKeyFile extends Error {
@@ -34,18 +34,16 @@ export async function readOrCreateKeyFile(
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const value = generate();
-  // `wx`: if another process created it in between, fail instead of overwriting its key.
+  // `wx`: if another process created it in between, fail instead of overwriting its key. On disk
+  // before anything is sealed with it: events are, and a key lost to a power cut (an empty file, or
+  // none) would leave them unreadable.
   try {
-    await writeFile(path, `${value}\n`, { mode: 0o600, flag: 'wx' });
+    await writeFileDurably(path, `${value}\n`, { mode: 0o600, flag: 'wx' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST')
       return readOrCreateKeyFile(dataDir, fileName, generate);
     throw error;
   }
-  // On disk before anything is sealed with it: events are, and a key lost to a power cut (an empty
-  // file, or none) would leave them unreadable.
-  await syncPath(path);
-  await syncPath(dataDir);
   return { value, path, created: true };
 }
 

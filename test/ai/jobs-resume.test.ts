@@ -6,6 +6,7 @@ import { devProvider } from '../../services/ai/providers/dev.ts';
 import type { Provider, VideoProgress } from '../../services/ai/providers/types.ts';
 import { type RunningGateway, startGateway } from '../../services/gateway/gateway.ts';
 import { loadConfig } from '../../shared/config.ts';
+import { recordFileSyncs } from '../../shared/fsync-testing.ts';
 
 /** A video upstream that keeps a job running until `finished` is set. */
 let finished = false;
@@ -97,10 +98,17 @@ describe('video jobs survive a restart', { timeout: 90_000 }, () => {
 
     await g.close();
     finished = true;
-    g = await start();
-    for (let i = 0; i < 200 && (await get()).status !== 'completed'; i++)
-      await new Promise((r) => setTimeout(r, 20));
-    expect(await get()).toMatchObject({ status: 'completed', progress: 100, result: { bytes: 11 } });
-    expect(starts).toBe(1);
+    const syncs = await recordFileSyncs(dataDir);
+    try {
+      g = await start();
+      for (let i = 0; i < 200 && (await get()).status !== 'completed'; i++)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(await get()).toMatchObject({ status: 'completed', progress: 100, result: { bytes: 11 } });
+      expect(starts).toBe(1);
+      // The video, and the folder naming it, were put on disk before the job was recorded completed.
+      expect(syncs.synced).toEqual(expect.arrayContaining([`media/${queued.job.id}.mp4`, 'media', '.']));
+    } finally {
+      syncs.stop();
+    }
   });
 });

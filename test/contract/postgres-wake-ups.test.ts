@@ -50,13 +50,18 @@ describe.skipIf(database === undefined)(
           expected: 'no_stream',
           metadata: { actor: 'system' },
         });
+      // Reads per own commit. A transaction open elsewhere on the cluster (another suite's) can hold
+      // an event back for a moment, and the subscriber reads again until it shows: so not every
+      // commit costs exactly one read, but the notification's echo would cost every commit a second.
+      const readsPerCommit: number[] = [];
       for (let n = 1; n <= 5; n++) {
         const before = reads;
         await append(store, n);
         await until(() => seen.length === n, `own event ${n} seen`);
         await sleep(100); // the commit's notification has come back by now
-        expect(reads - before).toBe(1);
+        readsPerCommit.push(reads - before);
       }
+      expect(Math.min(...readsPerCommit), `reads per own commit: ${readsPerCommit.join(', ')}`).toBe(1);
       for (let n = 6; n <= 8; n++) {
         await append(other, n);
         await until(() => seen.length === n, `the other process's event ${n} seen`);

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobsProjection } from '../../../projections/jobs.ts';
 import { handleCommand } from '../../../shared/decider.ts';
 import type { EventMetadata } from '../../../shared/event-store/types.ts';
+import { syncPath, writeFileDurably } from '../../../shared/fsync.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
 import type { Catalog } from '../catalog.ts';
 import { costMicroUsd, type Price } from '../prices/price.ts';
@@ -93,8 +94,9 @@ export class JobWorker {
       const content = Buffer.from(progress.video.b64_json, 'base64');
       const media = servedMediaType(progress.video.mime_type);
       const file = join('media', `${jobId}.${media.extension}`);
-      await mkdir(join(this.dataDir, 'media'), { recursive: true });
-      await writeFile(join(this.dataDir, file), content);
+      // On disk before the event that names it: after a power cut a completed job's video is whole.
+      if (await mkdir(join(this.dataDir, 'media'), { recursive: true })) await syncPath(this.dataDir);
+      await writeFileDurably(join(this.dataDir, file), content);
       await this.#command({
         type: 'CompleteJob',
         jobId,
