@@ -1,4 +1,4 @@
-import { fsyncSync, readlinkSync } from 'node:fs';
+import { fdatasyncSync, fsyncSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -12,16 +12,17 @@ describe('PGlite on disk syncs what it commits', () => {
   let parent: string;
   let dir: string;
   let db: PGlite;
-  /** Paths (inside the data directory) of every fsync PostgreSQL asked for, in order. */
+  /** Paths (inside the data directory, folders ending in `/`) of every fsync PostgreSQL asked for, in order. */
   const synced: string[] = [];
 
   beforeAll(async () => {
     parent = await mkdtemp(join(tmpdir(), 'studio-pglite-sync-'));
     dir = join(parent, 'pglite');
     await initializePgliteDir(dir, PGLITE_SETTINGS);
-    const spy = (fd: number) => {
-      synced.push(relative(dir, readlinkSync(`/proc/self/fd/${fd}`)));
-      fsyncSync(fd);
+    const spy = (fd: number, isFolder: boolean) => {
+      const path = relative(dir, readlinkSync(`/proc/self/fd/${fd}`));
+      synced.push(isFolder ? `${path}/` : path);
+      (isFolder ? fsyncSync : fdatasyncSync)(fd);
     };
     db = new PGlite({
       fs: new SyncedNodeFS(dir, spy),
@@ -53,12 +54,13 @@ describe('PGlite on disk syncs what it commits', () => {
     }
   });
 
-  it('a checkpoint puts the data files and the control file on disk', async () => {
+  it('a checkpoint puts the data files, the control file and folders on disk', async () => {
     const before = synced.length;
     await db.query('CHECKPOINT');
     const paths = synced.slice(before);
     expect(paths.some((path) => path.startsWith('base/'))).toBe(true);
     expect(paths).toContain('global/pg_control');
+    expect(paths).toContain('pg_xact/');
   });
 
   it('the store opened on a directory has the same settings', async () => {
