@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { syncPath, syncTree, writeFileDurably } from './fsync.ts';
 import { recordFileSyncs } from './fsync-testing.ts';
-import { readOrCreateKeyFile } from './key-files.ts';
 
 let root: string;
 let recording: { synced: string[]; stop: () => void } | undefined;
@@ -57,17 +56,5 @@ describe('syncTree', () => {
     expect(at('base/5')).toBeGreaterThan(Math.max(at('base/5/1249'), at('base/5/1259')));
     expect(at('base')).toBeGreaterThan(at('base/5'));
     expect(at('.')).toBe(synced.length - 1);
-  });
-});
-
-describe('key files', () => {
-  it('a key file made now is on disk, with its name, before it is handed out', async () => {
-    const synced = await spyOnSyncs();
-    const file = await readOrCreateKeyFile(root, 'master.key');
-    expect(file.created).toBe(true);
-    expect(synced).toEqual(['master.key', '.']);
-    synced.length = 0;
-    expect((await readOrCreateKeyFile(root, 'master.key')).created).toBe(false);
-    expect(synced).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { recordFileSyncs } from './fsync-testing.ts';
 import { EmptyKeyFile, readOrCreateKeyFile } from './key-files.ts';
 
 let dir: string;
@@ -20,6 +21,30 @@ const within = <T>(promise: Promise<T>, ms = 2_000) =>
   ]);
 
 describe('key files', () => {
+  it('a key file made now is on disk, with its name, before it is handed out', async () => {
+    const recording = await recordFileSyncs(dir);
+    try {
+      const file = await readOrCreateKeyFile(dir, 'master.key');
+      expect(file.created).toBe(true);
+      expect(recording.synced).toEqual(['master.key', '.']);
+      recording.synced.length = 0;
+      expect((await readOrCreateKeyFile(dir, 'master.key')).created).toBe(false);
+      expect(recording.synced).toEqual([]);
+    } finally {
+      recording.stop();
+    }
+  });
+
+  it('a data directory made now is named on disk before its key file is made in it', async () => {
+    const recording = await recordFileSyncs(dir);
+    try {
+      await readOrCreateKeyFile(join(dir, 'data'), 'admin.key');
+      expect(recording.synced).toEqual(['.', 'data/admin.key', 'data']);
+    } finally {
+      recording.stop();
+    }
+  });
+
   it.each(['admin.key', 'master.key'])(
     'an empty %s is refused with a message naming it, never replaced',
     async (name) => {
