@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { syncPath, syncTree } from '../fsync.ts';
@@ -20,15 +20,17 @@ await db.close();
 export const PGLITE_TEMPLATE_DIR = fromRoot('dist', 'pglite-template');
 /** In the template only: the PGlite version that made it, so another version's is never used. */
 const TEMPLATE_STAMP = 'studio-template.json';
+/** Where a directory is made before it is renamed into place: `<dir>.new-<pid>`. */
+const STAGING_MARK = '.new-';
 
 /**
  * Creates a PGlite data directory in `dir` when it holds none yet: a copy of the template made at
  * install time when there is one from the PGlite installed, else initdb in a short-lived child
  * process. initdb takes some 3 s of the very first start (a copy, a few ms), and grows the WASM heap
  * to some 700 MB, which a WASM instance never gives back: done in this process, a gateway would carry
- * it for its whole life (a reopened directory needs ~130 MB). Either way the new files are synced:
- * the first commits' WAL will be, and after a power cut it would be replayed onto files that never
- * reached the disk.
+ * it for its whole life (a reopened directory needs ~130 MB). Either way the directory is made
+ * beside `dir` and renamed into place once on disk (`createAside`), so a first start cut short
+ * leaves nothing the next one trips over.
  */
 export async function initializePgliteDir(
   dir: string,
@@ -36,10 +38,17 @@ export async function initializePgliteDir(
   template = PGLITE_TEMPLATE_DIR,
 ): Promise<void> {
   if (existsSync(join(dir, 'PG_VERSION'))) return;
-  if (await copiedFromTemplate(template, dir)) return;
-  await initdb(dir, settings);
-  await syncTree(dir);
-  await syncPath(dirname(dir));
+  try {
+    await refuseForeignFiles(dir);
+    await removeAbandonedStagings(dir);
+    await createAside(dir, async (staging) => {
+      if (!(await copiedFromTemplate(template, staging))) await initdb(staging, settings);
+    });
+  } catch (error) {
+    throw new Error(`could not create the PGlite data directory ${dir}: ${messageOf(error)}`, {
+      cause: error,
+    });
+  }
 }
 
 /** Makes the template `initializePgliteDir` copies: a fresh data directory, stamped with PGlite's version. */
@@ -47,34 +56,87 @@ export async function buildPgliteTemplate(
   settings: readonly string[],
   template = PGLITE_TEMPLATE_DIR,
 ): Promise<void> {
-  const staging = `${template}.${process.pid}`;
-  await rm(staging, { recursive: true, force: true });
-  await initdb(staging, settings);
-  await writeFile(join(staging, TEMPLATE_STAMP), `${JSON.stringify({ pglite: await installedPglite() })}\n`);
-  await syncTree(staging);
-  await rm(template, { recursive: true, force: true });
-  await rename(staging, template);
-  await syncPath(dirname(template));
+  try {
+    await removeAbandonedStagings(template);
+    await createAside(
+      template,
+      async (staging) => {
+        await initdb(staging, settings);
+        await writeFile(
+          join(staging, TEMPLATE_STAMP),
+          `${JSON.stringify({ pglite: await installedPglite() })}\n`,
+        );
+      },
+      { replace: true },
+    );
+  } catch (error) {
+    throw new Error(`could not make the PGlite template ${template}: ${messageOf(error)}`, { cause: error });
+  }
 }
 
-async function copiedFromTemplate(template: string, dir: string): Promise<boolean> {
+/**
+ * Fills a new folder beside `target`, puts it on disk, then renames it to `target` and puts that name
+ * on disk: cut short at any point (a crash, a power cut), `target` is either absent or complete.
+ * Without `replace`, a `target` holding anything is refused by the rename.
+ */
+async function createAside(
+  target: string,
+  fill: (staging: string) => Promise<void>,
+  options: { replace?: boolean } = {},
+): Promise<void> {
+  const staging = `${target}${STAGING_MARK}${process.pid}`;
+  await mkdir(dirname(target), { recursive: true });
+  await rm(staging, { recursive: true, force: true });
+  try {
+    await fill(staging);
+    await syncTree(staging);
+    if (options.replace) await rm(target, { recursive: true, force: true });
+    await rename(staging, target);
+    await syncPath(dirname(target));
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true }).catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * A directory some start cut short was making (`createAside`): removed, as far as it can be. The data
+ * directory's lock means no live process of ours is still making one.
+ */
+async function removeAbandonedStagings(target: string): Promise<void> {
+  const prefix = `${basename(target)}${STAGING_MARK}`;
+  const names = await readdir(dirname(target)).catch(() => [] as string[]);
+  for (const name of names) {
+    if (name.startsWith(prefix))
+      await rm(join(dirname(target), name), { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/** `dir` may be missing or empty; files there without a database are someone's, not ours to overwrite. */
+async function refuseForeignFiles(dir: string): Promise<void> {
+  const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  });
+  if (names.length > 0)
+    throw new Error(
+      'it exists and holds files but no database (no PG_VERSION): move them aside or choose another STUDIO_DATA_DIR',
+    );
+}
+
+/** Copies the template into `staging` when PGlite's installed version made it; false when it cannot be used. */
+async function copiedFromTemplate(template: string, staging: string): Promise<boolean> {
   try {
     const stamp = JSON.parse(await readFile(join(template, TEMPLATE_STAMP), 'utf8')) as { pglite?: unknown };
     if (stamp.pglite !== (await installedPglite())) return false;
   } catch {
     return false; // no template (or an unreadable one): initdb it is
   }
-  // Copied aside, then renamed into place: a copy cut short never looks like a data directory.
-  const staging = `${dir}.new-${process.pid}`;
   try {
-    await mkdir(dirname(dir), { recursive: true });
     await cp(template, staging, { recursive: true, filter: (source) => basename(source) !== TEMPLATE_STAMP });
-    await syncTree(staging);
-    await rename(staging, dir); // replaces an empty directory; one holding anything else is refused
-    await syncPath(dirname(dir));
     return true;
   } catch {
-    await rm(staging, { recursive: true, force: true }).catch(() => {});
+    await rm(staging, { recursive: true, force: true });
     return false;
   }
 }
@@ -95,8 +157,8 @@ async function initdb(dir: string, settings: readonly string[]): Promise<void> {
     ]);
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr?.trim();
-    throw new Error(`could not create the PGlite data directory ${dir}${stderr ? `: ${stderr}` : ''}`, {
-      cause: error,
-    });
+    throw new Error(`initdb failed${stderr ? `: ${stderr}` : ''}`, { cause: error });
   }
 }
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

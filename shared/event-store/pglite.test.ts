@@ -1,8 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { openPgliteStore, PGLITE_SETTINGS } from './pglite.ts';
@@ -10,6 +11,11 @@ import { buildPgliteTemplate, initializePgliteDir } from './pglite-initdb.ts';
 
 const MB = 1024 * 1024;
 const ROOT = join(import.meta.dirname, '..', '..');
+const INITDB_WITHOUT_TEMPLATE = `
+const { initializePgliteDir } = await import('./shared/event-store/pglite-initdb.ts');
+const { PGLITE_SETTINGS } = await import('./shared/event-store/pglite.ts');
+await initializePgliteDir(process.argv[1], PGLITE_SETTINGS, process.argv[2]);
+`;
 const OPEN_AND_REPORT_RSS = `
 const { openPgliteStore } = await import('./shared/event-store/pglite.ts');
 const { store } = await openPgliteStore(process.argv[1]);
@@ -73,6 +79,57 @@ describe('embedded PGlite store', () => {
       await initializePgliteDir(made, PGLITE_SETTINGS, template);
       expect(existsSync(join(made, 'PG_VERSION'))).toBe(true);
       expect((await controlOf(made)).equals(await controlOf(template))).toBe(false);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('a first start killed while initdb runs leaves no half-made directory; the next start makes it', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-'));
+    const dir = join(parent, 'pglite');
+    try {
+      // Its own process group, killed as a whole (as a service manager or a power cut would): initdb's
+      // child too. No template, so initdb runs (some 3 s), and is killed once it has written files.
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', INITDB_WITHOUT_TEMPLATE, dir, join(parent, 'none')],
+        { cwd: ROOT, detached: true, stdio: 'ignore' },
+      );
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      const staged = () =>
+        readdir(parent).then((names) => names.find((name) => name.startsWith('pglite.new-')));
+      // Until initdb has written files, wherever it writes them.
+      const writing = () =>
+        readdir(parent).then((names) => names.some((name) => existsSync(join(parent, name, 'base'))));
+      for (let waited = 0; !(await writing()); waited += 20) {
+        if (waited > 60_000) throw new Error('initdb never started writing');
+        await sleep(20);
+      }
+      process.kill(-child.pid!, 'SIGKILL');
+      await exited;
+      expect(existsSync(dir)).toBe(false);
+
+      await initializePgliteDir(dir, PGLITE_SETTINGS);
+      expect(await staged()).toBeUndefined();
+      const { store } = await openPgliteStore(dir);
+      await store.append('s-1', [{ type: 'Noted', data: { n: 1 } }], { metadata: { actor: 'test' } });
+      expect((await store.readStream('s-1')).map((e) => e.data)).toEqual([{ n: 1 }]);
+      await store.close();
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('a directory holding files but no database is refused, and left as it was', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-'));
+    const dir = join(parent, 'pglite');
+    try {
+      await mkdir(dir);
+      await writeFile(join(dir, 'notes.txt'), 'mine');
+      await expect(initializePgliteDir(dir, PGLITE_SETTINGS)).rejects.toThrow(
+        /could not create the PGlite data directory .*pglite: it exists and holds files but no database/,
+      );
+      expect(await readdir(dir)).toEqual(['notes.txt']);
     } finally {
       await rm(parent, { recursive: true, force: true });
     }
