@@ -69,6 +69,17 @@ export async function startCommand(config: StudioConfig, choice: StartChoice): P
   const stop = stopOnSignals(config, logger, runtime, gateway);
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // An embedded log whose database stopped (a disk that would not take its WAL) comes back only
+  // through a new start, which recovers it: so the process stops, as a signal would stop it, with 1.
+  for (const lost of [gateway?.storeLost, runtime?.storeLost]) {
+    void lost?.then((error) => {
+      logger.fatal(
+        { err: error },
+        'the event log stopped; Studio stops now, and its next start recovers the log',
+      );
+      void stop('event log stopped', { failed: true });
+    });
+  }
 }
 
 /** What the close of the log may take beyond the drain deadline before the process exits anyway. */
@@ -77,17 +88,20 @@ export const CLOSE_GRACE_MS = 10_000;
 /**
  * The first signal drains (see docs/decisions.md, "Draining"): the runtime first, its turns still
  * calling the gateway, then the gateway, within one deadline of `STUDIO_DRAIN_S`. A second signal
- * cuts what is left. Exit code 0 when everything that had to be written was, cut or not; 1 otherwise.
+ * cuts what is left. Exit code 0 when everything that had to be written was, cut or not; 1 otherwise,
+ * and 1 when it stops because the log stopped (`{ failed: true }`).
  */
 function stopOnSignals(
   config: StudioConfig,
   logger: Logger,
   runtime: RunningRuntime | undefined,
   gateway: RunningGateway | undefined,
-): (signal: string) => Promise<void> {
+): (signal: string, options?: { failed: boolean }) => Promise<void> {
   const cutNow = new AbortController();
   let draining = false;
-  return async (signal) => {
+  let failed = false;
+  return async (signal, options) => {
+    if (options?.failed) failed = true;
     if (draining) {
       logger.warn({ signal }, 'signalled again: cutting what is left');
       cutNow.abort();
@@ -114,6 +128,6 @@ function stopOnSignals(
     const finished = outcomes.every((o) => o.finished);
     const durable = outcomes.every((o) => o.durable);
     logger.info({ finished, durable }, 'stopped');
-    process.exit(durable ? 0 : 1);
+    process.exit(durable && !failed ? 0 : 1);
   };
 }

@@ -52,6 +52,8 @@ export interface RunningGateway {
   url: string;
   adminKeySource: string;
   storeLocation: string;
+  /** Resolves, with why, if the log is gone for good in this process (`OpenedStore.lost`). */
+  storeLost?: Promise<Error>;
   ctx: GatewayContext;
   /** Every action served, for tools and tests that walk the API. */
   registry: ActionRegistry;
@@ -285,6 +287,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     url: listening.url,
     adminKeySource: opened.adminKeySource,
     storeLocation: opened.store.location,
+    ...(opened.store.lost ? { storeLost: opened.store.lost } : {}),
     ctx,
     registry,
     announceDrain: () => drain.announce(),

@@ -21,6 +21,8 @@ export interface RunningRuntime {
   sessions: SessionService;
   plugins: PluginManager;
   live: LiveBus;
+  /** With a log of its own: resolves, with why, if it is gone for good in this process (`OpenedStore.lost`). */
+  storeLost?: Promise<Error>;
   /** Every route it serves (for tests that walk them all). */
   routes: readonly AnyRoute[];
   /**
@@ -59,6 +61,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     await startTracing(config.otlpEndpoint);
     cleanups.push(() => tracing().flush());
     let store = options.store;
+    let storeLost: Promise<Error> | undefined;
     if (!store) {
       const dataDir = join(config.dataDir, 'runtime');
       if (config.eventStore === 'pglite') {
@@ -68,6 +71,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const opened = await openStore({ kind: config.eventStore, dataDir, databaseUrl: config.databaseUrl });
       cleanups.push(() => opened.close());
       store = opened;
+      storeLost = opened.lost;
     }
     const { projections, live, plugins, sessions, effects, hub, app, drain, routes } = assembleRuntime({
       ...options,
@@ -97,6 +101,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       plugins,
       live,
       routes,
+      ...(storeLost ? { storeLost } : {}),
       drain: (deadline) =>
         finishDraining(server, drain, deadline, {
           settled: (until) => sessions.turnsDone(until),

@@ -23,6 +23,8 @@ export interface OpenedStore {
   checkpoints: CheckpointStore;
   /** Where the log lives, for people: a directory, a database URL without password, or "memory". */
   location: string;
+  /** Resolves, with why, if the log is gone for good in this process (`SqlDriver.lost`): stop, and start again. */
+  lost?: Promise<Error>;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function openStore(config: StoreConfig): Promise<OpenedStore> {
         events: store,
         checkpoints: new SqlCheckpointStore(driver),
         location: dir,
+        ...(driver.lost ? { lost: driver.lost } : {}),
         close: () => store.close(),
       };
     }

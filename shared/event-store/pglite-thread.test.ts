@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PGLITE_SETTINGS } from './pglite.ts';
+import { initializePgliteDir } from './pglite-initdb.ts';
 import { startPgliteThread } from './pglite-thread.ts';
 import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
 
@@ -79,6 +82,39 @@ describe('PGlite in a worker thread', () => {
     );
     expect(stdout).toBe('42');
   });
+
+  it('ends the thread on a PANIC: later calls refused at once with the reason, and a new start recovers', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-panic-'));
+    const dir = join(parent, 'pglite');
+    try {
+      await initializePgliteDir(dir, PGLITE_SETTINGS);
+      const db = await startPgliteThread(dir, PGLITE_SETTINGS);
+      await db.exec('CREATE TABLE kept (n integer)');
+      await db.query('INSERT INTO kept VALUES (1)');
+      // A directory where PostgreSQL makes its next WAL file: writing past the one it is on fails, in
+      // a critical section, so PostgreSQL PANICs, as it does on a disk that is full.
+      const blocker = join(dir, 'pg_wal', 'xlogtemp.42');
+      await mkdir(blocker);
+      await db.query('SELECT pg_switch_wal()');
+      const panic = await db.query('INSERT INTO kept VALUES (2)').catch((error: unknown) => error);
+      expect(panic).toMatchObject({ severity: 'PANIC', message: expect.stringMatching(/xlogtemp\.42/) });
+
+      // Before the thread ended on a PANIC, PGlite's next query never returned.
+      const reason = /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42/;
+      await expect(db.query('SELECT 1')).rejects.toThrow(reason);
+      expect((await db.lost)?.message).toMatch(reason);
+      await db.close();
+
+      // Recovery needs that file too: the start fails, saying why in PostgreSQL's words.
+      await expect(startPgliteThread(dir, PGLITE_SETTINGS)).rejects.toThrow(/FATAL: .*xlogtemp\.42/);
+      await rm(blocker, { recursive: true });
+      const again = await startPgliteThread(dir, PGLITE_SETTINGS);
+      expect((await again.query<{ n: number }>('SELECT n FROM kept')).rows).toEqual([{ n: 1 }]);
+      await again.close();
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('refuses calls once closed, with an error saying why', async () => {
     const closed = await startPgliteThread(undefined, PGLITE_SETTINGS);

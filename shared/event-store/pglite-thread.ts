@@ -12,7 +12,15 @@ type Request =
 interface Reply {
   id: number;
   result?: unknown;
-  error?: { name: string; message: string; code?: string; detail?: string };
+  error?: {
+    name: string;
+    message: string;
+    code?: string;
+    detail?: string;
+    severity?: string;
+    /** With a PANIC: PostgreSQL's FATAL and PANIC lines, the first of which says what went wrong. */
+    stopped?: string[];
+  };
 }
 
 /**
@@ -33,8 +41,23 @@ export async function startPgliteThread(
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
   let nextId = 1;
   let failure: Error | undefined;
+  let closing = false;
+  let onLost: (error: Error) => void = () => {};
+  const lost = new Promise<Error>((resolve) => {
+    onLost = resolve;
+  });
 
   const settle = (reply: Reply) => {
+    // The worker ends its thread after a PANIC (pglite-worker.mjs): this is why, for every later call.
+    // Without its quotes: log lines cut a message at its first quote (values may follow one), and a
+    // PANIC names a file of the database, which the operator needs to see.
+    if (reply.error?.severity === 'PANIC') {
+      const { message, stopped } = reply.error;
+      const why = stopped?.length ? stopped.join('; ') : `PANIC: ${message}`;
+      failure ??= new Error(
+        `the embedded database stopped (${why.replaceAll('"', '')}); it recovers from its log at the next start`,
+      );
+    }
     const waiting = pending.get(reply.id);
     if (!waiting) return;
     pending.delete(reply.id);
@@ -45,11 +68,15 @@ export async function startPgliteThread(
   };
   const failAll = (error: Error) => {
     failure ??= error;
-    for (const id of [...pending.keys()]) settle({ id, error: { name: error.name, message: error.message } });
+    for (const id of [...pending.keys()])
+      settle({ id, error: { name: failure.name, message: failure.message } });
   };
   worker.on('message', settle);
   worker.on('error', failAll);
-  worker.on('exit', (code) => failAll(new Error(`the PGlite thread exited (code ${code})`)));
+  worker.on('exit', (code) => {
+    failAll(new Error(`the PGlite thread exited (code ${code})`));
+    if (!closing && failure) onLost(failure);
+  });
 
   const call = <T>(request: Request): Promise<T> =>
     new Promise<T>((resolve, reject) => {
@@ -92,7 +119,9 @@ export async function startPgliteThread(
       await call({ op: 'commit', tx });
       return result;
     },
+    lost,
     async close() {
+      closing = true;
       if (!failure) await call({ op: 'close' });
       await worker.terminate();
     },

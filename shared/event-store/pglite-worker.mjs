@@ -12,10 +12,25 @@ import { SyncedNodeFS } from './pglite-synced-fs.mjs';
 const port = parentPort;
 if (!port) throw new Error('pglite-worker runs as a worker thread');
 
+/**
+ * PostgreSQL's last FATAL and PANIC lines on stderr, without their time and process prefix (nor the
+ * statements that follow them): why it stopped, or would not start. PGlite's errors do not always
+ * say: a start that fails is "PGlite failed to initialize properly", and a PANIC inside a transaction
+ * reaches the caller as the PANIC it causes next ("XLogBeginInsert was already called").
+ */
+const stopLines = [];
+const STOP_LINES = 10;
+
 const db = new PGlite({
   // In memory when there is no directory; on disk, with commits that wait for the disk.
   ...(workerData.dataDir === undefined ? {} : { fs: new SyncedNodeFS(workerData.dataDir) }),
   startParams: [...PGlite.defaultStartParams, ...workerData.settings],
+  onStderr: (line) => {
+    const stopped = /\b(FATAL|PANIC):\s+(.*)$/.exec(line);
+    if (stopped) stopLines.push(`${stopped[1]}: ${stopped[2]}`);
+    if (stopLines.length > STOP_LINES) stopLines.shift();
+    return false;
+  },
 });
 /** Open transactions by id: their executor, how to end them, and `done` once they ended. */
 const transactions = new Map();
@@ -84,15 +99,32 @@ const errorOf = (error) => ({
   message: error?.message ?? String(error),
   code: typeof error?.code === 'string' ? error.code : undefined,
   detail: typeof error?.detail === 'string' ? error.detail : undefined,
+  severity: typeof error?.severity === 'string' ? error.severity : undefined,
 });
+
+/** Why PostgreSQL stopped, in its own words, each line once. */
+const stopReasons = () => [...new Set(stopLines)];
 
 db.waitReady.then(
   () => port.postMessage({ id: 0, result: null }),
-  (error) => port.postMessage({ id: 0, error: errorOf(error) }),
+  (error) => {
+    const reasons = stopReasons();
+    const message = reasons.length > 0 ? `${error?.message ?? error}: ${reasons.join('; ')}` : undefined;
+    port.postMessage({ id: 0, error: { ...errorOf(error), ...(message ? { message } : {}) } });
+  },
 );
+
 port.on('message', (message) => {
   run(message).then(
     (result) => port.postMessage({ id: message.id, result }),
-    (error) => port.postMessage({ id: message.id, error: errorOf(error) }),
+    (error) => {
+      const reply = errorOf(error);
+      const panic = reply.severity === 'PANIC';
+      port.postMessage({ id: message.id, error: panic ? { ...reply, stopped: stopReasons() } : reply });
+      // After a PANIC (a WAL file it could not write, say) PostgreSQL stops, and recovers from its WAL
+      // at the next start; PGlite's instance stays, and its next query never returns. So the thread
+      // ends here: every call is then refused at once (pglite-thread.ts) instead of hanging.
+      if (panic) process.exit(1);
+    },
   );
 });

@@ -9,6 +9,12 @@ export interface SqlDriver extends SqlExecutor {
   /** Runs `work` in one transaction: commit when it resolves, roll back when it throws. */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * Resolves, with why, if the database is gone for good in this process (the embedded one's thread
+   * ended): every call fails from then on, and only a new start (which recovers it from its log)
+   * brings it back. Absent for a server, whose outages pass.
+   */
+  lost?: Promise<Error>;
 }
 
 /** PostgreSQL's SQLSTATE for a unique violation. */

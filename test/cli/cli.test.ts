@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -147,6 +148,62 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
     expect(verify.output()).toContain(
       `ok: ${report.events_checked} events in ${report.seals_checked} seals verified`,
     );
+  });
+
+  it('stops with 1 when the embedded database stops on a PANIC, and starts again with every acknowledged write', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'studio-cli-panic-'));
+    const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
+    const env = { STUDIO_DATA_DIR: dir, ADMIN_SECRET_KEY: adminKey };
+    const startGateway = async () => {
+      const run = studio(['gateway', 'start', '--port', '0'], env);
+      await waitFor(() => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the banner');
+      return { run, url: /Studio gateway\s+(http:\/\/\S+)/.exec(run.output())![1]! };
+    };
+    const post = (url: string, path: string, body: unknown) =>
+      fetch(url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).catch(() => undefined);
+    try {
+      const first = await startGateway();
+      server = first.run.child;
+      // A directory where PostgreSQL makes its next WAL file: the write that needs it fails, and
+      // PostgreSQL PANICs (as it does on a full disk). Sealed 48 KB values fill the WAL file.
+      await mkdir(join(dir, 'pglite', 'pg_wal', 'xlogtemp.42'));
+      const acknowledged: string[] = [];
+      for (let i = 0; i < 1_000; i++) {
+        const key = `FILL_${i}`;
+        const res = await post(first.url, '/v1/env/upsert', {
+          key,
+          value: randomBytes(36 * 1024).toString('base64'),
+        });
+        if (res?.ok) acknowledged.push(key);
+        else break;
+      }
+      expect(await first.run.exited).toBe(1);
+      server = undefined;
+      expect(first.run.output()).toMatch(/the event log stopped/);
+      // The first PANIC is the cause (a second one may follow it inside the same transaction).
+      expect(first.run.output()).toMatch(
+        /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42: File exists/,
+      );
+      expect(acknowledged.length).toBeGreaterThan(0);
+
+      await rm(join(dir, 'pglite', 'pg_wal', 'xlogtemp.42'), { recursive: true });
+      const again = await startGateway();
+      server = again.run.child;
+      const listed = await fetch(`${again.url}/v1/env/list`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      const keys = ((await listed.json()) as { items: { key: string }[] }).items.map((item) => item.key);
+      expect(keys).toEqual(expect.arrayContaining(acknowledged));
+      again.run.child.kill('SIGTERM');
+      expect(await again.run.exited).toBe(0);
+      server = undefined;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('bad configuration is refused with the variable named', async () => {
