@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { config as loadDotenv } from 'dotenv';
 import { ConfigError, loadConfig, type StudioConfig } from '../shared/config.ts';
 import { DataDirInUse } from '../shared/data-dir-lock.ts';
+import { EventLogWontOpen } from '../shared/event-store/types.ts';
 import { EmptyKeyFile } from '../shared/key-files.ts';
 import type { StartChoice } from './start.ts';
 
@@ -105,6 +106,11 @@ try {
   if (error instanceof ConfigError || error instanceof DataDirInUse || error instanceof EmptyKeyFile) {
     console.error(`studio: ${error.message}`);
     process.exit(2);
+  }
+  // Not a usage error, and nothing the stack would explain better than the message.
+  if (error instanceof EventLogWontOpen) {
+    console.error(`studio: ${error.message}`);
+    process.exit(1);
   }
   throw error;
 }

@@ -3,7 +3,7 @@ import { initializePgliteDir } from './pglite-initdb.ts';
 import { startPgliteThread } from './pglite-thread.ts';
 import type { SqlDriver } from './sql-driver.ts';
 import { SqlEventStore } from './sql-store.ts';
-import type { StoreTestHooks } from './types.ts';
+import { EventLogWontOpen, type StoreTestHooks } from './types.ts';
 
 /**
  * Start parameters added to PGlite's own. PostgreSQL's default 128 MB of shared buffers live in the WASM heap and are never given back:
@@ -18,8 +18,16 @@ export async function openPgliteStore(
   dir: string | undefined,
   hooks?: StoreTestHooks,
 ): Promise<{ store: SqlEventStore; driver: SqlDriver }> {
-  if (dir !== undefined) await initializePgliteDir(dir, PGLITE_SETTINGS);
-  const driver = await startPgliteThread(dir, PGLITE_SETTINGS);
+  let driver: SqlDriver;
+  try {
+    if (dir !== undefined) await initializePgliteDir(dir, PGLITE_SETTINGS);
+    driver = await startPgliteThread(dir, PGLITE_SETTINGS);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new EventLogWontOpen(`the embedded event log (${dir ?? 'in memory'}) did not open: ${message}`, {
+      cause: error,
+    });
+  }
   await migrate(driver);
   // One process owns a PGlite directory: in-process wake-ups are all the notification it needs, and
   // every event after today's head is one this store appends.

@@ -122,6 +122,11 @@ export class DuplicateEventId extends Error {
 /** What names an event: its stream id and its type. */
 export type EventIdentifier = 'stream id' | 'event type';
 
+/** The embedded log could not be opened or created; the message says where and why, in the database's words. */
+export class EventLogWontOpen extends Error {
+  override readonly name = 'EventLogWontOpen';
+}
+
 /**
  * Raised for a stream id or event type that holds a NUL character or an unpaired surrogate: text no
  * store can keep as it is (PostgreSQL's `text` refuses NUL, UTF-8 has no lone surrogates), so every

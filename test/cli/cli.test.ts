@@ -190,6 +190,14 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
       );
       expect(acknowledged.length).toBeGreaterThan(0);
 
+      // Recovery needs that file too: the start fails, saying why in one line, not a stack.
+      const refused = studio(['gateway', 'start', '--port', '0'], env);
+      expect(await refused.exited).toBe(1);
+      expect(refused.output()).toMatch(
+        /studio: the embedded event log \(.*pglite\) did not open: PGlite failed to initialize properly: FATAL: could not create file "pg_wal\/xlogtemp\.42"/,
+      );
+      expect(refused.output()).not.toMatch(/^\s+at /m);
+
       await rm(join(dir, 'pglite', 'pg_wal', 'xlogtemp.42'), { recursive: true });
       const again = await startGateway();
       server = again.run.child;
