@@ -1,5 +1,6 @@
 import { fromJsonb, toJsonbText } from '../event-store/json-codec.ts';
 import type { SqlDriver } from '../event-store/sql-driver.ts';
+import { GroupCommit } from '../group-commit.ts';
 
 export interface Checkpoint<State = unknown> {
   /** The schema version of the read model the snapshot holds (see `Projection.schemaVersion`). */
@@ -34,7 +35,29 @@ export class MemoryCheckpointStore implements CheckpointStore {
   }
 }
 
+/** A checkpoint as one row of `projection_checkpoints` takes it. */
+interface CheckpointRow {
+  name: string;
+  version: number;
+  position: number;
+  /** JSON text (`toJsonbText`), or null when the projection keeps no snapshot. */
+  state: string | null;
+}
+
+/**
+ * Saves made in the same turn of the event loop (the read models' snapshots, all at once) go in one
+ * statement, so one commit: on the embedded store each commit waits for the disk, and appends wait
+ * behind every one of them.
+ */
+const SAVE_ROWS = `INSERT INTO projection_checkpoints (name, version, position, state, updated_at)
+  SELECT name, version, position, state::jsonb, now()
+  FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::text[]) AS r(name, version, position, state)
+  ON CONFLICT (name) DO UPDATE
+  SET version = excluded.version, position = excluded.position, state = excluded.state, updated_at = now()`;
+
 export class SqlCheckpointStore implements CheckpointStore {
+  readonly #saves = new GroupCommit<CheckpointRow, undefined>((_key, rows) => this.#saveRows(rows));
+
   constructor(private readonly db: SqlDriver) {}
 
   async load<State>(name: string): Promise<Checkpoint<State> | undefined> {
@@ -52,17 +75,25 @@ export class SqlCheckpointStore implements CheckpointStore {
   }
 
   async save<State>(name: string, checkpoint: Checkpoint<State>): Promise<void> {
-    await this.db.query(
-      `INSERT INTO projection_checkpoints (name, version, position, state, updated_at)
-       VALUES ($1, $2, $3, $4::jsonb, now())
-       ON CONFLICT (name) DO UPDATE SET version = $2, position = $3, state = $4::jsonb, updated_at = now()`,
-      [
-        name,
-        checkpoint.schemaVersion,
-        checkpoint.position,
-        checkpoint.state === undefined ? null : toJsonbText(checkpoint.state),
-      ],
-    );
+    await this.#saves.submit('checkpoints', {
+      name,
+      version: checkpoint.schemaVersion,
+      position: checkpoint.position,
+      state: checkpoint.state === undefined ? null : toJsonbText(checkpoint.state),
+    });
+  }
+
+  async #saveRows(rows: CheckpointRow[]): Promise<undefined[]> {
+    // A name saved twice in one batch: the later save wins, as it would one after the other (and one
+    // statement may not update a row twice).
+    const last = [...new Map(rows.map((row) => [row.name, row])).values()];
+    await this.db.query(SAVE_ROWS, [
+      last.map((row) => row.name),
+      last.map((row) => row.version),
+      last.map((row) => row.position),
+      last.map((row) => row.state),
+    ]);
+    return rows.map(() => undefined);
   }
 
   async reset(name: string): Promise<void> {

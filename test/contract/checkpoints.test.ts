@@ -49,6 +49,41 @@ function snapshotCases(open: () => Promise<{ checkpoints: CheckpointStore; close
   });
 }
 
+describe('checkpoints saved in one turn', () => {
+  it('go to the database in one statement, the later of two saves of a name winning', async () => {
+    const { store, driver } = await openPgliteStore(undefined);
+    try {
+      const statements: string[] = [];
+      const counted = {
+        ...driver,
+        query: <Row>(sql: string, params?: unknown[]) => {
+          statements.push(sql);
+          return driver.query<Row>(sql, params);
+        },
+      };
+      const checkpoints = new SqlCheckpointStore(counted);
+      const names = Array.from({ length: 12 }, (_, i) => `read-model-${i}`);
+      await Promise.all([
+        ...names.map((name, i) => checkpoints.save(name, { schemaVersion: 1, position: i, state: { i } })),
+        checkpoints.save('read-model-0', { schemaVersion: 2, position: 99, state: { again: true } }),
+      ]);
+      expect(statements).toHaveLength(1);
+      expect(await checkpoints.load('read-model-0')).toEqual({
+        schemaVersion: 2,
+        position: 99,
+        state: { again: true },
+      });
+      expect(await checkpoints.load('read-model-11')).toEqual({
+        schemaVersion: 1,
+        position: 11,
+        state: { i: 11 },
+      });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('checkpoints in memory', () => {
   snapshotCases(async () => ({ checkpoints: new MemoryCheckpointStore(), close: async () => {} }));
 });
