@@ -4,7 +4,8 @@
 //
 // Messages in: { id, op: 'query', sql, params, tx } | { id, op: 'exec', sql, tx } | { id, op: 'begin' }
 //            | { id, op: 'commit' | 'rollback', tx } | { id, op: 'close' }
-// Messages out: { id, result } | { id, error: { message, code, detail, name } }
+// Messages out: { id, result } | { id, error: { message, code, detail, name, severity } }, a PANIC's
+//               error with `stopped` (PostgreSQL's own lines); after a PANIC the thread ends.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { SyncedNodeFS } from './pglite-synced-fs.mjs';
