@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { fromRoot } from '../paths.ts';
 import type { SqlDriver, SqlExecutor } from './sql-driver.ts';
+import { EventLogStopped } from './types.ts';
 
 type Request =
   | { op: 'query'; sql: string; params?: unknown[]; tx?: number }
@@ -54,7 +55,7 @@ export async function startPgliteThread(
     if (reply.error?.severity === 'PANIC') {
       const { message, stopped } = reply.error;
       const why = stopped?.length ? stopped.join('; ') : `PANIC: ${message}`;
-      failure ??= new Error(
+      failure ??= new EventLogStopped(
         `the embedded database stopped (${why.replaceAll('"', '')}); it recovers from its log at the next start`,
       );
     }
@@ -63,18 +64,21 @@ export async function startPgliteThread(
     pending.delete(reply.id);
     // The thread keeps the process alive only while an answer is awaited.
     if (pending.size === 0) worker.unref();
-    if (reply.error) waiting.reject(Object.assign(new Error(reply.error.message), reply.error));
+    if (reply.error?.severity === 'PANIC') waiting.reject(failure);
+    else if (reply.error) waiting.reject(Object.assign(new Error(reply.error.message), reply.error));
     else waiting.resolve(reply.result);
   };
   const failAll = (error: Error) => {
     failure ??= error;
-    for (const id of [...pending.keys()])
-      settle({ id, error: { name: failure.name, message: failure.message } });
+    const waiting = [...pending.values()];
+    pending.clear();
+    worker.unref();
+    for (const call of waiting) call.reject(failure);
   };
   worker.on('message', settle);
-  worker.on('error', failAll);
+  worker.on('error', (error) => failAll(new EventLogStopped(`the PGlite thread failed: ${error.message}`)));
   worker.on('exit', (code) => {
-    failAll(new Error(`the PGlite thread exited (code ${code})`));
+    failAll(new EventLogStopped(`the PGlite thread exited (code ${code})`));
     if (!closing && failure) onLost(failure);
   });
 

@@ -122,6 +122,14 @@ export class DuplicateEventId extends Error {
 /** What names an event: its stream id and its type. */
 export type EventIdentifier = 'stream id' | 'event type';
 
+/**
+ * The log is gone for good in this process (the embedded database stopped, or its thread ended):
+ * every call fails with this, and a new start recovers the log. The message says why.
+ */
+export class EventLogStopped extends Error {
+  override readonly name = 'EventLogStopped';
+}
+
 /** The embedded log could not be opened or created; the message says where and why, in the database's words. */
 export class EventLogWontOpen extends Error {
   override readonly name = 'EventLogWontOpen';

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiError, DomainError } from '../errors.ts';
-import { UnstorableIdentifier } from '../event-store/types.ts';
+import { EventLogStopped, UnstorableIdentifier } from '../event-store/types.ts';
 import type { Logger } from '../logger.ts';
 
 /** zod issues as the `details` of a 400, and the first failing field as `param`. */
@@ -39,6 +39,11 @@ export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof z.ZodError) return validationError(error, 'body');
   // Stream ids and types are built from what the request named; nothing valid holds such text.
   if (error instanceof UnstorableIdentifier) return new ApiError('validation_failed', error.message);
+  // The process is stopping (its log line says why); another instance, or this one restarted, can answer.
+  if (error instanceof EventLogStopped)
+    return new ApiError('unavailable', 'the event log stopped; this server is stopping, retry shortly', {
+      headers: { 'Retry-After': '1' },
+    });
   if (isBodyParserError(error)) {
     switch (error.type) {
       case 'entity.too.large':

@@ -172,6 +172,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
       // PostgreSQL PANICs (as it does on a full disk). Sealed 48 KB values fill the WAL file.
       await mkdir(join(dir, 'pglite', 'pg_wal', 'xlogtemp.42'));
       const acknowledged: string[] = [];
+      let refusal: Response | undefined;
       for (let i = 0; i < 1_000; i++) {
         const key = `FILL_${i}`;
         const res = await post(first.url, '/v1/env/upsert', {
@@ -179,8 +180,14 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
           value: randomBytes(36 * 1024).toString('base64'),
         });
         if (res?.ok) acknowledged.push(key);
-        else break;
+        else {
+          refusal = res;
+          break;
+        }
       }
+      // The request that met the PANIC: the server's state, not the client's fault, and worth a retry.
+      expect(refusal?.status).toBe(503);
+      expect(await refusal?.json()).toMatchObject({ error: { code: 'unavailable' } });
       expect(await first.run.exited).toBe(1);
       server = undefined;
       expect(first.run.output()).toMatch(/the event log stopped/);
