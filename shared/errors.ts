@@ -105,3 +105,6 @@ export class DomainError extends Error {
     super(message);
   }
 }
+
+/** What to say of anything thrown: an error's message, else the value as text. */
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

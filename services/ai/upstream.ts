@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors, Pool } from 'undici';
-import { ApiError } from '../../shared/errors.ts';
+import { ApiError, messageOf } from '../../shared/errors.ts';
 import { tracing } from '../../shared/observability/tracing.ts';
 import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 import { FairShare, type Release } from './fair-share.ts';
@@ -257,10 +257,6 @@ export function upstreamMessage(message: string, secrets: readonly (string | und
   let end = MAX_UPSTREAM_MESSAGE - 1;
   if (/[\ud800-\udbff]/.test(line[end - 1]!)) end--; // never half a surrogate pair
   return `${line.slice(0, end)}…`;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function isConnectionError(error: unknown): boolean {

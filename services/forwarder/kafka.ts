@@ -1,3 +1,4 @@
+import { messageOf } from '../../shared/errors.ts';
 import { backoffDelay, pause } from '../../shared/event-store/backoff.ts';
 import { resubscribing } from '../../shared/event-store/resubscribe.ts';
 import { type EventStore, isCaughtUp, type StoredEvent } from '../../shared/event-store/types.ts';
@@ -324,5 +325,3 @@ function awaitWithGrace(operation: Promise<void>, signal: AbortSignal, graceMs: 
     else signal.addEventListener('abort', onAbort, { once: true });
   });
 }
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

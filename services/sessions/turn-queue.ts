@@ -1,3 +1,4 @@
+import { messageOf } from '../../shared/errors.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
 import { IdleWaiters } from '../../shared/idle-waiters.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -103,7 +104,7 @@ export class TurnQueue {
       outcome = { status: 'completed', turnId };
     } catch (error) {
       const cancelled = controller.signal.aborted;
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       outcome = cancelled
         ? { status: 'cancelled', turnId, reason: this.#stopped ? 'the runtime stopped' : 'cancelled' }
         : { status: 'failed', turnId, error: message };

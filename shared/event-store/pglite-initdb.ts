@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { messageOf } from '../errors.ts';
 import { syncPath, syncTree } from '../fsync.ts';
 import { fromRoot } from '../paths.ts';
 
@@ -160,5 +161,3 @@ async function initdb(dir: string, settings: readonly string[]): Promise<void> {
     throw new Error(`initdb failed${stderr ? `: ${stderr}` : ''}`, { cause: error });
   }
 }
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -1,3 +1,4 @@
+import { messageOf } from '../errors.ts';
 import { migrate } from './migrations.ts';
 import { initializePgliteDir } from './pglite-initdb.ts';
 import { startPgliteThread } from './pglite-thread.ts';
@@ -23,10 +24,12 @@ export async function openPgliteStore(
     if (dir !== undefined) await initializePgliteDir(dir, PGLITE_SETTINGS);
     driver = await startPgliteThread(dir, PGLITE_SETTINGS);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new EventLogWontOpen(`the embedded event log (${dir ?? 'in memory'}) did not open: ${message}`, {
-      cause: error,
-    });
+    throw new EventLogWontOpen(
+      `the embedded event log (${dir ?? 'in memory'}) did not open: ${messageOf(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
   await migrate(driver);
   // One process owns a PGlite directory: in-process wake-ups are all the notification it needs, and

@@ -1,4 +1,5 @@
 import * as client from 'openid-client';
+import { messageOf } from '../../../shared/errors.ts';
 import { ProviderError } from './types.ts';
 
 /** Checks of the provider's answer that fail when the code or ID token is not this flow's. */
@@ -11,8 +12,6 @@ const FORGED = new Set([
 
 /** Token endpoint errors that mean "not this code" (GitHub says `bad_verification_code`). */
 const CODE_REFUSED = new Set(['invalid_grant', 'bad_verification_code']);
-
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function isNetworkError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -45,16 +44,16 @@ export function exchangeError(error: unknown, provider: string): ProviderError {
   if (error instanceof client.ClientError && error.code !== undefined && FORGED.has(error.code)) {
     return new ProviderError(
       'code_rejected',
-      `${provider}'s answer does not belong to this sign-in (${describe(error)})`,
+      `${provider}'s answer does not belong to this sign-in (${messageOf(error)})`,
     );
   }
-  return new ProviderError('exchange_failed', `the exchange with ${provider} failed (${describe(error)})`);
+  return new ProviderError('exchange_failed', `the exchange with ${provider} failed (${messageOf(error)})`);
 }
 
 /** A fetch whose failure means the provider is unreachable (discovery, user APIs). */
 export function unreachable(error: unknown, provider: string, what: string): ProviderError {
   if (error instanceof ProviderError) return error;
-  return new ProviderError('unreachable', `${what} at ${provider} failed (${describe(error)})`);
+  return new ProviderError('unreachable', `${what} at ${provider} failed (${messageOf(error)})`);
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);

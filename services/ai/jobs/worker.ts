@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobsProjection } from '../../../projections/jobs.ts';
 import { handleCommand } from '../../../shared/decider.ts';
+import { messageOf } from '../../../shared/errors.ts';
 import type { EventMetadata } from '../../../shared/event-store/types.ts';
 import { syncPath, writeFileDurably } from '../../../shared/fsync.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
@@ -110,7 +111,7 @@ export class JobWorker {
       await this.#record(jobId, 'GenerationCompleted', started, price);
     } catch (error) {
       if (signal.aborted) return; // stopping: the job resumes at the next start
-      await fail(error instanceof Error ? error.message : String(error));
+      await fail(messageOf(error));
     }
   }
 

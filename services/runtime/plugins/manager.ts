@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../../shared/errors.ts';
+import { ApiError, messageOf } from '../../../shared/errors.ts';
 import type { StoredEvent } from '../../../shared/event-store/types.ts';
 import { findExecutable } from '../../../shared/executables.ts';
 import type { Logger } from '../../../shared/logger.ts';
@@ -299,8 +299,4 @@ function jsonSchemaOf(schema: z.ZodType): unknown {
   } catch {
     return { type: 'object' };
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
