@@ -47,7 +47,9 @@ interface CheckpointRow {
 /**
  * Saves made in the same turn of the event loop (the read models' snapshots, all at once) go in one
  * statement, so one commit: on the embedded store each commit waits for the disk, and appends wait
- * behind every one of them.
+ * behind every one of them. A save is stored at the end of its turn: await it before a `load` or
+ * `reset` of the same name (every caller does), and a batch whose statement fails fails every save
+ * in it.
  */
 const SAVE_ROWS = `INSERT INTO projection_checkpoints (name, version, position, state, updated_at)
   SELECT name, version, position, state::jsonb, now()
