@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiError, DomainError } from '../errors.ts';
+import { storageUnavailable } from '../event-store/sql-driver.ts';
 import { EventLogStopped, UnstorableIdentifier } from '../event-store/types.ts';
 import type { Logger } from '../logger.ts';
 
@@ -43,6 +44,12 @@ export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof EventLogStopped)
     return new ApiError('unavailable', 'the event log stopped; this server is stopping, retry shortly', {
       headers: { 'Retry-After': '1' },
+    });
+  // Nothing was stored (or read): a database's machine is at fault, and the log line says how.
+  const unavailable = storageUnavailable(error);
+  if (unavailable !== undefined)
+    return new ApiError('unavailable', `storage is unavailable (${unavailable}); retry shortly`, {
+      headers: { 'Retry-After': '5' },
     });
   if (isBodyParserError(error)) {
     switch (error.type) {
@@ -94,6 +101,9 @@ export function errorMiddleware(logger: Logger) {
   return (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const known = toApiError(error);
     if (known) {
+      // A server-side failure told to the client in general words: the operator needs its own.
+      if (known.status >= 500 && !(error instanceof ApiError))
+        logger.error({ err: error, requestId: res.getHeader('x-request-id') }, known.message);
       if (!res.headersSent) sendError(res, known);
       return;
     }
