@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,33 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../../shared/event-store/testing.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
-
-const STUDIO = join(import.meta.dirname, '../../bin/studio.mjs');
-
-/** Runs `studio …` with a clean environment of our own and collects its output. */
-function studio(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [STUDIO, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  let stdout = '';
-  child.stdout.on('data', (chunk) => {
-    output += chunk;
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, stdout: () => stdout, exited };
-}
-
-async function waitFor(check: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { adminCalls, startGatewayProcess, studio, waitFor } from '../support/studio-cli.ts';
 
 // Each step starts a process that opens PGlite (seconds on a loaded 2-core machine).
 describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
@@ -154,17 +128,8 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
     const dir = await mkdtemp(join(tmpdir(), 'studio-cli-panic-'));
     const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
     const env = { STUDIO_DATA_DIR: dir, ADMIN_SECRET_KEY: adminKey };
-    const startGateway = async () => {
-      const run = studio(['gateway', 'start', '--port', '0'], env);
-      await waitFor(() => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the banner');
-      return { run, url: /Studio gateway\s+(http:\/\/\S+)/.exec(run.output())![1]! };
-    };
-    const post = (url: string, path: string, body: unknown) =>
-      fetch(url + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      }).catch(() => undefined);
+    const startGateway = () => startGatewayProcess(env);
+    const { post, envKeys } = adminCalls(adminKey);
     try {
       const first = await startGateway();
       server = first.run.child;
@@ -208,11 +173,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
       await rm(join(dir, 'pglite', 'pg_wal', 'xlogtemp.42'), { recursive: true });
       const again = await startGateway();
       server = again.run.child;
-      const listed = await fetch(`${again.url}/v1/env/list`, {
-        headers: { authorization: `Bearer ${adminKey}` },
-      });
-      const keys = ((await listed.json()) as { items: { key: string }[] }).items.map((item) => item.key);
-      expect(keys).toEqual(expect.arrayContaining(acknowledged));
+      expect(await envKeys(again.url)).toEqual(expect.arrayContaining(acknowledged));
       again.run.child.kill('SIGTERM');
       expect(await again.run.exited).toBe(0);
       server = undefined;

@@ -1,0 +1,53 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const STUDIO = join(import.meta.dirname, '../../bin/studio.mjs');
+
+/** Runs `studio …` with a clean environment of our own and collects its output. */
+export function studio(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [STUDIO, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  let stdout = '';
+  child.stdout.on('data', (chunk) => {
+    output += chunk;
+    stdout += chunk;
+  });
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, stdout: () => stdout, exited };
+}
+
+export async function waitFor(check: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** `studio gateway start` on a free port; resolves with its URL once its banner is printed. */
+export async function startGatewayProcess(env: Record<string, string>) {
+  const run = studio(['gateway', 'start', '--port', '0'], env);
+  await waitFor(() => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the banner');
+  return { run, url: /Studio gateway\s+(http:\/\/\S+)/.exec(run.output())![1]! };
+}
+
+/** The admin key's calls the CLI tests make: a POST (undefined once the server is gone) and the env keys listed. */
+export function adminCalls(adminKey: string) {
+  const headers = { authorization: `Bearer ${adminKey}` };
+  return {
+    post: (url: string, path: string, body: unknown) =>
+      fetch(url + path, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).catch(() => undefined),
+    async envKeys(url: string): Promise<string[]> {
+      const listed = await fetch(`${url}/v1/env/list`, { headers });
+      return ((await listed.json()) as { items: { key: string }[] }).items.map((item) => item.key);
+    },
+  };
+}
