@@ -1,6 +1,10 @@
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { UnstorableIdentifier } from '../event-store/types.ts';
-import { toApiError } from './errors.ts';
+import { createLogger } from '../logger.ts';
+import { errorMiddleware, toApiError } from './errors.ts';
 
 describe('toApiError', () => {
   it('a stream id or event type no store can keep is the request’s fault: 400 validation_failed', () => {
@@ -42,5 +46,45 @@ describe('toApiError', () => {
     expect(toApiError(databaseError('42501', 'permission denied for table events'))).toBeUndefined();
     expect(toApiError(databaseError('42P01', 'relation "events" does not exist'))).toBeUndefined();
     expect(toApiError(new Error('no code'))).toBeUndefined();
+  });
+});
+
+describe('errorMiddleware', () => {
+  it('answers a database that failed with 503 and Retry-After, and logs the database’s own words', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const app = express();
+    app.get('/write', () => {
+      throw Object.assign(new Error('could not extend file "base/5/16390": No space left on device'), {
+        code: '53100',
+      });
+    });
+    app.use(errorMiddleware(createLogger('info', sink)));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/write`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error).toMatchObject({ code: 'unavailable' });
+      expect(body.error.message).not.toContain('base/5');
+      // The log's own rule for error messages applies: cut at the first quote, the code kept.
+      const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(logged).toEqual([
+        expect.objectContaining({
+          level: 50,
+          msg: body.error.message,
+          err: expect.objectContaining({ code: '53100', message: 'could not extend file …' }),
+        }),
+      ]);
+    } finally {
+      server.close();
+    }
   });
 });
