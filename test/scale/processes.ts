@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,7 +27,10 @@ export interface StartStudioOptions {
   unreapedAfterDeath?: boolean;
 }
 
-/** Starts `studio <args>` in its own process with the given env; a data dir of its own unless STUDIO_DATA_DIR is given. */
+/**
+ * Starts `studio <args>` in its own process with the given env; a data dir of its own unless
+ * STUDIO_DATA_DIR is given, removed once the process is gone.
+ */
 export async function startStudio(
   args: string[],
   env: Record<string, string>,
@@ -51,6 +54,8 @@ export async function startStudio(
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  if (env.STUDIO_DATA_DIR === undefined)
+    void exited.then(() => rm(dataDir, { recursive: true, force: true }));
   const want = args[0] === 'agent' ? /Agent runtime\s+http/ : /Studio gateway\s+http/;
   const deadline = Date.now() + 60_000;
   while (!want.test(output)) {
