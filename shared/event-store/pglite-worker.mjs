@@ -5,7 +5,8 @@
 // Messages in: { id, op: 'query', sql, params, tx } | { id, op: 'exec', sql, tx } | { id, op: 'begin' }
 //            | { id, op: 'commit' | 'rollback', tx } | { id, op: 'close' }
 // Messages out: { id, result } | { id, error: { message, code, detail, name, severity } }, a PANIC's
-//               error with `stopped` (PostgreSQL's own lines); after a PANIC the thread ends.
+//               error with `stopped` (PostgreSQL's own lines); after a PANIC the thread ends. A PANIC
+//               of a checkpoint this thread asked for itself comes with id -1.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { SyncedNodeFS } from './pglite-synced-fs.mjs';
@@ -33,6 +34,55 @@ const db = new PGlite({
     return false;
   },
 });
+/**
+ * PostgreSQL's checkpoints are asked for by its checkpointer, a server process; PGlite runs PostgreSQL
+ * alone in this thread, where nothing asks (a standalone backend checkpoints only when it shuts
+ * down). Without them the WAL grows with every commit, on disk for good, and a crash replays all of
+ * it at the next start. So this thread asks, as the checkpointer would: once `walBytes` of WAL were
+ * written since the last checkpoint, or `everyMs` after it if anything was written; it looks every
+ * `checkEveryMs`. A checkpoint holds the database for its duration, as any query does.
+ */
+const { walBytes, everyMs, checkEveryMs } = workerData.checkpoints;
+const WAL_SINCE_CHECKPOINT =
+  'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS written,' +
+  ' pg_current_wal_insert_lsn()::text AS at FROM pg_control_checkpoint()';
+let closing = false;
+/** When the last checkpoint was asked for, and where the WAL ended after it. */
+let lastCheckpoint;
+
+const walNow = async () => (await db.query(WAL_SINCE_CHECKPOINT)).rows[0];
+
+async function checkpointIfDue() {
+  const { written, at } = await walNow();
+  const late = Date.now() - lastCheckpoint.time >= everyMs && at !== lastCheckpoint.at;
+  if (written < walBytes && !late) return;
+  await db.exec('CHECKPOINT');
+  lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
+}
+
+/** Starts looking, from where the WAL ends now (before any caller has written). */
+async function startCheckpoints() {
+  lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
+  let checking = false;
+  const timer = setInterval(() => {
+    if (checking || closing) return;
+    checking = true;
+    checkpointIfDue()
+      .catch((error) => {
+        // A PANIC ends the thread as it does during a query; anything else (a full disk) is tried
+        // again at the next look, while appends report the same cause to their callers.
+        if (error?.severity === 'PANIC' && !closing) {
+          port.postMessage({ id: -1, error: { ...errorOf(error), stopped: stopReasons() } });
+          process.exit(1);
+        }
+      })
+      .finally(() => {
+        checking = false;
+      });
+  }, checkEveryMs);
+  timer.unref();
+}
+
 /** Open transactions by id: their executor, how to end them, and `done` once they ended. */
 const transactions = new Map();
 let nextTx = 1;
@@ -88,6 +138,7 @@ async function run(message) {
       return null;
     }
     case 'close':
+      closing = true;
       await db.close();
       return null;
     default:
@@ -106,7 +157,7 @@ const errorOf = (error) => ({
 /** Why PostgreSQL stopped, in its own words, each line once. */
 const stopReasons = () => [...new Set(stopLines)];
 
-db.waitReady.then(
+db.waitReady.then(startCheckpoints).then(
   () => port.postMessage({ id: 0, result: null }),
   (error) => {
     const reasons = stopReasons();
