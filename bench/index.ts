@@ -8,6 +8,7 @@ import { join } from 'node:path';
 
 const SECTIONS = [
   ['store, projections and startup: the aims', 'bench/store-aims.ts'],
+  ['restart after a crash under load', 'bench/crash-restart.ts'],
   ['event store and projections', 'bench/event-store.ts'],
   ['gateway overhead on chat completions', 'bench/gateway/index.ts'],
   ['gateway soak: RSS over ten minutes', 'bench/gateway/soak.ts'],

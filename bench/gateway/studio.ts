@@ -131,37 +131,53 @@ export async function startStudioTarget(options: StudioTargetOptions): Promise<S
     },
   };
   try {
-    await adminPost(child.url, '/v1/studios/create', adminKey, { name: 'Bench', studio_id: 'bench' });
-    const applied = await adminPost(child.url, '/v1/studios/tokens/apply', adminKey, { studio_id: 'bench' });
-    if (options.governed) {
-      const post = (path: string, body: unknown) => adminPost(child.url, path, adminKey, body);
-      await post('/v1/ai/prices/upsert', { model: 'compat/bench', input_per_mtok: 1, output_per_mtok: 2 });
-      await post('/v1/studios/budgets/set', {
-        studio_id: 'bench',
-        amount_usd: 1_000_000,
-        window: 'day',
-        mode: 'hard',
-      });
-      const limits = options.limits ?? { rpm: 1_000_000, tpm: 1_000_000_000, max_concurrent: 10_000 };
-      if (Object.keys(limits).length > 0)
-        await post('/v1/studios/limits/set', { studio_id: 'bench', ...limits });
-    }
-    if (options.routed) {
-      await adminPost(child.url, '/v1/ai/routes/upsert', adminKey, {
-        id: FALLBACK_ROUTE,
-        strategy: 'fallback',
-        targets: [{ model: 'compat/bench' }, { model: 'compat/bench-b' }],
-      });
-    }
-    return { child, token: applied.user_token as string };
+    return { child, token: await setUpBenchStudio(child.url, adminKey, options) };
   } catch (error) {
     await child.stop();
     throw error;
   }
 }
 
+/**
+ * Creates the studio `bench` on the gateway at `origin` with the admin key, and, as `options` say,
+ * its price, budget and limits and the fallback route; answers a user token of it.
+ */
+export async function setUpBenchStudio(
+  origin: string,
+  adminKey: string,
+  options: Pick<StudioTargetOptions, 'governed' | 'limits' | 'routed'>,
+): Promise<string> {
+  const post = (path: string, body: unknown) => adminPost(origin, path, adminKey, body);
+  await post('/v1/studios/create', { name: 'Bench', studio_id: 'bench' });
+  const applied = await post('/v1/studios/tokens/apply', { studio_id: 'bench' });
+  if (options.governed) {
+    await post('/v1/ai/prices/upsert', { model: 'compat/bench', input_per_mtok: 1, output_per_mtok: 2 });
+    await post('/v1/studios/budgets/set', {
+      studio_id: 'bench',
+      amount_usd: 1_000_000,
+      window: 'day',
+      mode: 'hard',
+    });
+    const limits = options.limits ?? { rpm: 1_000_000, tpm: 1_000_000_000, max_concurrent: 10_000 };
+    if (Object.keys(limits).length > 0)
+      await post('/v1/studios/limits/set', { studio_id: 'bench', ...limits });
+  }
+  if (options.routed) {
+    await post('/v1/ai/routes/upsert', {
+      id: FALLBACK_ROUTE,
+      strategy: 'fallback',
+      targets: [{ model: 'compat/bench' }, { model: 'compat/bench-b' }],
+    });
+  }
+  return applied.user_token as string;
+}
+
 /** A closed loop of 50 connections asking `studio` for short chat completions, JSON or streamed. */
-export function loadStudio(studio: StudioTarget, stream: boolean, durationMs: number) {
+export function loadStudio(
+  studio: { child: { url: string }; token: string },
+  stream: boolean,
+  durationMs: number,
+) {
   return closedLoop({
     origin: studio.child.url,
     path: '/v1/ai/chat/completions',

@@ -6,21 +6,42 @@ import { join } from 'node:path';
 const STUDIO = join(import.meta.dirname, '../../bin/studio.mjs');
 const GIVE_UP_MS = 120_000;
 
-/** `studio start` (ports 0) in `dataDir`: ms from spawn until its `/health` answers 200, then stopped. */
-async function startUntilHealthy(dataDir: string, studio: string): Promise<number> {
+export interface StartedStudio {
+  /** The gateway's origin. */
+  origin: string;
+  /** ms from spawn until its `/health` answered 200. */
+  startMs: number;
+  pid: number;
+  /** Sends `signal` (SIGTERM: a clean stop) and waits for the process to end. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * `studio start` (ports 0) in `dataDir` with `env` added, once its `/health` answers 200. `studio` is
+ * the bin/studio.mjs to run (another checkout's, to compare). Its output is kept only until then.
+ */
+export async function startStudio(
+  dataDir: string,
+  options: { studio?: string; env?: Record<string, string> } = {},
+): Promise<StartedStudio> {
   const started = performance.now();
   const child: ChildProcess = spawn(
     process.execPath,
-    [studio, 'start', '--port', '0', '--runtime-port', '0'],
+    [options.studio ?? STUDIO, 'start', '--port', '0', '--runtime-port', '0'],
     {
-      env: { ...process.env, STUDIO_DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+      env: { ...process.env, STUDIO_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
   let output = '';
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
+  const keep = (chunk: Buffer) => (output += chunk);
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
   try {
     for (;;) {
       if (performance.now() - started > GIVE_UP_MS || child.exitCode !== null) {
@@ -30,14 +51,25 @@ async function startUntilHealthy(dataDir: string, studio: string): Promise<numbe
       if (url) {
         const res = await fetch(url).catch(() => undefined);
         await res?.arrayBuffer();
-        if (res?.status === 200) return performance.now() - started;
+        if (res?.status === 200) {
+          const startMs = performance.now() - started;
+          for (const stream of [child.stdout, child.stderr]) stream?.off('data', keep).resume();
+          return { origin: new URL(url).origin, startMs, pid: child.pid as number, stop };
+        }
       }
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-  } finally {
-    child.kill('SIGTERM');
-    await exited;
+  } catch (error) {
+    await stop();
+    throw error;
   }
+}
+
+/** `studio start` in `dataDir` until healthy, then stopped: ms to `/health`. */
+async function startUntilHealthy(dataDir: string, studio: string): Promise<number> {
+  const running = await startStudio(dataDir, { studio });
+  await running.stop();
+  return running.startMs;
 }
 
 /**
