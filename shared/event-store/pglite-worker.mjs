@@ -49,6 +49,10 @@ const WAL_SINCE_CHECKPOINT =
 let closing = false;
 /** When the last checkpoint was asked for, and where the WAL ended after it. */
 let lastCheckpoint;
+/** Calls being run for the event loop's side; the checkpointer waits until there are none. */
+let running = 0;
+/** While the checkpointer works: calls that arrive wait for it, so the two never share PGlite. */
+let checkpointing;
 
 const walNow = async () => (await db.query(WAL_SINCE_CHECKPOINT)).rows[0];
 
@@ -60,16 +64,19 @@ async function checkpointIfDue() {
   lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
 }
 
-/** Starts looking, from where the WAL ends now (before any caller has written). */
+/**
+ * Starts looking, from where the WAL ends now (before any caller has written). A look happens only
+ * when no call is being run and no transaction is open: after a PANIC, PostgreSQL's state is not to
+ * be touched again (the thread ends), and a look queued in PGlite behind the call that PANICked
+ * would be the next thing to touch it.
+ */
 async function startCheckpoints() {
   lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
-  let checking = false;
   const timer = setInterval(() => {
-    if (checking || closing) return;
-    checking = true;
-    checkpointIfDue()
+    if (checkpointing || closing || running > 0 || transactions.size > 0) return;
+    checkpointing = checkpointIfDue()
       .catch((error) => {
-        // A PANIC ends the thread as it does during a query; anything else (a full disk) is tried
+        // A PANIC ends the thread as it does during a call; anything else (a full disk) is tried
         // again at the next look, while appends report the same cause to their callers.
         if (error?.severity === 'PANIC' && !closing) {
           port.postMessage({ id: -1, error: { ...errorOf(error), stopped: stopReasons() } });
@@ -77,7 +84,7 @@ async function startCheckpoints() {
         }
       })
       .finally(() => {
-        checking = false;
+        checkpointing = undefined;
       });
   }, checkEveryMs);
   timer.unref();
@@ -166,17 +173,21 @@ db.waitReady.then(startCheckpoints).then(
   },
 );
 
-port.on('message', (message) => {
-  run(message).then(
-    (result) => port.postMessage({ id: message.id, result }),
-    (error) => {
-      const reply = errorOf(error);
-      const panic = reply.severity === 'PANIC';
-      port.postMessage({ id: message.id, error: panic ? { ...reply, stopped: stopReasons() } : reply });
-      // After a PANIC (a WAL file it could not write, say) PostgreSQL stops, and recovers from its WAL
-      // at the next start; PGlite's instance stays, and its next query never returns. So the thread
-      // ends here: every call is then refused at once (pglite-thread.ts) instead of hanging.
-      if (panic) process.exit(1);
-    },
-  );
+port.on('message', async (message) => {
+  if (checkpointing) await checkpointing;
+  running++;
+  run(message)
+    .finally(() => running--)
+    .then(
+      (result) => port.postMessage({ id: message.id, result }),
+      (error) => {
+        const reply = errorOf(error);
+        const panic = reply.severity === 'PANIC';
+        port.postMessage({ id: message.id, error: panic ? { ...reply, stopped: stopReasons() } : reply });
+        // After a PANIC (a WAL file it could not write, say) PostgreSQL stops, and recovers from its WAL
+        // at the next start; PGlite's instance stays, and its next query never returns. So the thread
+        // ends here: every call is then refused at once (pglite-thread.ts) instead of hanging.
+        if (panic) process.exit(1);
+      },
+    );
 });

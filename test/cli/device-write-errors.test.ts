@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, statfs, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { adminCalls, startGatewayProcess, studio } from '../support/studio-cli.ts';
@@ -113,10 +114,14 @@ describe.skipIf(reason !== undefined)(
               code: ((await res.json()) as { error?: { code?: unknown } }).error?.code,
             });
         }
+        const told = () => `; the gateway's last output:\n${first.run.output().slice(-4_000)}`;
         expect(acknowledged.length).toBeGreaterThan(0);
-        expect(refusals.length, `after ${acknowledged.length} acknowledged writes`).toBeGreaterThan(0);
+        expect(refusals.length, `after ${acknowledged.length} acknowledged writes${told()}`).toBeGreaterThan(
+          0,
+        );
         for (const refusal of refusals) expect(refusal).toEqual({ status: 503, code: 'unavailable' });
-        expect(await first.run.exited).toBe(1);
+        const exited = await Promise.race([first.run.exited, sleep(60_000, 'still running', { ref: false })]);
+        expect(exited, `after the log stopped${told()}`).toBe(1);
         server = undefined;
         expect(first.run.output()).toMatch(/the event log stopped/);
         expect(first.run.output()).toMatch(/the embedded database stopped \(PANIC: could not /);

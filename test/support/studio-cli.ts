@@ -44,6 +44,8 @@ export function adminCalls(adminKey: string) {
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json' },
         body: JSON.stringify(body),
+        // A server that stopped answering counts as gone, so a test fails instead of hanging.
+        signal: AbortSignal.timeout(30_000),
       }).catch(() => undefined),
     async envKeys(url: string): Promise<string[]> {
       const listed = await fetch(`${url}/v1/env/list`, { headers });
