@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -143,6 +144,7 @@ describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)
       walBytes: 1024 * 1024,
       everyMs: 3_600_000,
       checkEveryMs: 20,
+      vacuum: [],
     });
     try {
       await db.exec('CREATE TABLE filler (body text)');
@@ -171,6 +173,7 @@ describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)
       walBytes: 1024 ** 3,
       everyMs: 150,
       checkEveryMs: 20,
+      vacuum: [],
     });
     try {
       const idle = await lastCheckpoint(db);
@@ -197,6 +200,7 @@ describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)
         walBytes: 1024 * 1024,
         everyMs: 3_600_000,
         checkEveryMs: 20,
+        vacuum: [],
       });
       await db.exec('CREATE TABLE filler (body text)');
       // A checkpoint first removes this file; a folder in its place fails that, and PostgreSQL PANICs.
@@ -219,4 +223,33 @@ describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)
       await rm(parent, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('vacuums the tables the policy names before each checkpoint, so their old row versions are reclaimed', async () => {
+    const db = await startPgliteThread(undefined, PGLITE_SETTINGS, {
+      walBytes: 1024 * 1024,
+      everyMs: 3_600_000,
+      checkEveryMs: 20,
+      vacuum: ['snapshots'],
+    });
+    try {
+      await db.exec(
+        "CREATE TABLE snapshots (name text PRIMARY KEY, state text); INSERT INTO snapshots VALUES ('a', '')",
+      );
+      const vacuums = async () =>
+        (
+          await db.query<{ n: string }>(
+            "SELECT vacuum_count AS n FROM pg_stat_user_tables WHERE relname = 'snapshots'",
+          )
+        ).rows[0]!.n;
+      expect(Number(await vacuums())).toBe(0);
+      // A value too large to stay in its row (TOASTed), replaced as a read model's snapshot is.
+      for (let i = 0; i < 300; i++)
+        await db.query("UPDATE snapshots SET state = $1 WHERE name = 'a'", [
+          `${i}:${randomBytes(6_000).toString('base64')}`,
+        ]);
+      expect(await until(async () => Number(await vacuums()) > 0)).toBe(true);
+    } finally {
+      await db.close();
+    }
+  });
 });

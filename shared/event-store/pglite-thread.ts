@@ -32,6 +32,12 @@ export interface CheckpointPolicy {
   everyMs: number;
   /** How often the thread looks. */
   checkEveryMs: number;
+  /**
+   * Tables whose rows are updated in place, vacuumed before each checkpoint as autovacuum would
+   * (a standalone PostgreSQL runs none): without it their old row versions, and the TOAST of large
+   * values, are never reclaimed.
+   */
+  vacuum: readonly string[];
 }
 
 /**
@@ -42,6 +48,7 @@ export const PGLITE_CHECKPOINTS: CheckpointPolicy = {
   walBytes: 32 * 1024 * 1024,
   everyMs: 5 * 60_000,
   checkEveryMs: 1_000,
+  vacuum: [],
 };
 
 /**

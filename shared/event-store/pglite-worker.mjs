@@ -40,9 +40,10 @@ const db = new PGlite({
  * down). Without them the WAL grows with every commit, on disk for good, and a crash replays all of
  * it at the next start. So this thread asks, as the checkpointer would: once `walBytes` of WAL were
  * written since the last checkpoint, or `everyMs` after it if anything was written; it looks every
- * `checkEveryMs`. A checkpoint holds the database for its duration, as any query does.
+ * `checkEveryMs`. Before each checkpoint it vacuums the `vacuum` tables, as autovacuum (also absent)
+ * would. Both hold the database for their duration, as any query does.
  */
-const { walBytes, everyMs, checkEveryMs } = workerData.checkpoints;
+const { walBytes, everyMs, checkEveryMs, vacuum } = workerData.checkpoints;
 const WAL_SINCE_CHECKPOINT =
   'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS written,' +
   ' pg_current_wal_insert_lsn()::text AS at FROM pg_control_checkpoint()';
@@ -60,6 +61,7 @@ async function checkpointIfDue() {
   const { written, at } = await walNow();
   const late = Date.now() - lastCheckpoint.time >= everyMs && at !== lastCheckpoint.at;
   if (written < walBytes && !late) return;
+  if (vacuum.length > 0) await db.exec(`VACUUM ${vacuum.join(', ')}`);
   await db.exec('CHECKPOINT');
   lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
 }
