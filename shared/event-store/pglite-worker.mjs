@@ -5,8 +5,7 @@
 // Messages in: { id, op: 'query', sql, params, tx } | { id, op: 'exec', sql, tx } | { id, op: 'begin' }
 //            | { id, op: 'commit' | 'rollback', tx } | { id, op: 'close' }
 // Messages out: { id, result } | { id, error: { message, code, detail, name, severity } }, a PANIC's
-//               error with `stopped` (PostgreSQL's own lines); after a PANIC the thread ends. A PANIC
-//               of a checkpoint this thread asked for itself comes with id -1.
+//               error with `stopped` (PostgreSQL's own lines); after a PANIC the thread ends.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { SyncedNodeFS } from './pglite-synced-fs.mjs';
@@ -34,64 +33,6 @@ const db = new PGlite({
     return false;
   },
 });
-/**
- * PostgreSQL's checkpoints are asked for by its checkpointer, a server process; PGlite runs PostgreSQL
- * alone in this thread, where nothing asks (a standalone backend checkpoints only when it shuts
- * down). Without them the WAL grows with every commit, on disk for good, and a crash replays all of
- * it at the next start. So this thread asks, as the checkpointer would: once `walBytes` of WAL were
- * written since the last checkpoint, or `everyMs` after it if anything was written; it looks every
- * `checkEveryMs`. Before each checkpoint it vacuums the `vacuum` tables, as autovacuum (also absent)
- * would. Both hold the database for their duration, as any query does.
- */
-const { walBytes, everyMs, checkEveryMs, vacuum } = workerData.checkpoints;
-const WAL_SINCE_CHECKPOINT =
-  'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS written,' +
-  ' pg_current_wal_insert_lsn()::text AS at FROM pg_control_checkpoint()';
-let closing = false;
-/** When the last checkpoint was asked for, and where the WAL ended after it. */
-let lastCheckpoint;
-/** Calls being run for the event loop's side; the checkpointer waits until there are none. */
-let running = 0;
-/** While the checkpointer works: calls that arrive wait for it, so the two never share PGlite. */
-let checkpointing;
-
-const walNow = async () => (await db.query(WAL_SINCE_CHECKPOINT)).rows[0];
-
-async function checkpointIfDue() {
-  const { written, at } = await walNow();
-  const late = Date.now() - lastCheckpoint.time >= everyMs && at !== lastCheckpoint.at;
-  if (written < walBytes && !late) return;
-  if (vacuum.length > 0) await db.exec(`VACUUM ${vacuum.join(', ')}`);
-  await db.exec('CHECKPOINT');
-  lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
-}
-
-/**
- * Starts looking, from where the WAL ends now (before any caller has written). A look happens only
- * when no call is being run and no transaction is open: after a PANIC, PostgreSQL's state is not to
- * be touched again (the thread ends), and a look queued in PGlite behind the call that PANICked
- * would be the next thing to touch it.
- */
-async function startCheckpoints() {
-  lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
-  const timer = setInterval(() => {
-    if (checkpointing || closing || running > 0 || transactions.size > 0) return;
-    checkpointing = checkpointIfDue()
-      .catch((error) => {
-        // A PANIC ends the thread as it does during a call; anything else (a full disk) is tried
-        // again at the next look, while appends report the same cause to their callers.
-        if (error?.severity === 'PANIC' && !closing) {
-          port.postMessage({ id: -1, error: { ...errorOf(error), stopped: stopReasons() } });
-          process.exit(1);
-        }
-      })
-      .finally(() => {
-        checkpointing = undefined;
-      });
-  }, checkEveryMs);
-  timer.unref();
-}
-
 /** Open transactions by id: their executor, how to end them, and `done` once they ended. */
 const transactions = new Map();
 let nextTx = 1;
@@ -147,7 +88,6 @@ async function run(message) {
       return null;
     }
     case 'close':
-      closing = true;
       await db.close();
       return null;
     default:
@@ -166,7 +106,7 @@ const errorOf = (error) => ({
 /** Why PostgreSQL stopped, in its own words, each line once. */
 const stopReasons = () => [...new Set(stopLines)];
 
-db.waitReady.then(startCheckpoints).then(
+db.waitReady.then(
   () => port.postMessage({ id: 0, result: null }),
   (error) => {
     const reasons = stopReasons();
@@ -175,21 +115,17 @@ db.waitReady.then(startCheckpoints).then(
   },
 );
 
-port.on('message', async (message) => {
-  if (checkpointing) await checkpointing;
-  running++;
-  run(message)
-    .finally(() => running--)
-    .then(
-      (result) => port.postMessage({ id: message.id, result }),
-      (error) => {
-        const reply = errorOf(error);
-        const panic = reply.severity === 'PANIC';
-        port.postMessage({ id: message.id, error: panic ? { ...reply, stopped: stopReasons() } : reply });
-        // After a PANIC (a WAL file it could not write, say) PostgreSQL stops, and recovers from its WAL
-        // at the next start; PGlite's instance stays, and its next query never returns. So the thread
-        // ends here: every call is then refused at once (pglite-thread.ts) instead of hanging.
-        if (panic) process.exit(1);
-      },
-    );
+port.on('message', (message) => {
+  run(message).then(
+    (result) => port.postMessage({ id: message.id, result }),
+    (error) => {
+      const reply = errorOf(error);
+      const panic = reply.severity === 'PANIC';
+      port.postMessage({ id: message.id, error: panic ? { ...reply, stopped: stopReasons() } : reply });
+      // After a PANIC (a WAL file it could not write, say) PostgreSQL stops, and recovers from its WAL
+      // at the next start; PGlite's instance stays, and its next query never returns. So the thread
+      // ends here: every call is then refused at once (pglite-thread.ts) instead of hanging.
+      if (panic) process.exit(1);
+    },
+  );
 });
