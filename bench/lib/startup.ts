@@ -11,7 +11,6 @@ export interface StartedStudio {
   origin: string;
   /** ms from spawn until its `/health` answered 200. */
   startMs: number;
-  pid: number;
   /** Sends `signal` (SIGTERM: a clean stop) and waits for the process to end. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -54,7 +53,7 @@ export async function startStudio(
         if (res?.status === 200) {
           const startMs = performance.now() - started;
           for (const stream of [child.stdout, child.stderr]) stream?.off('data', keep).resume();
-          return { origin: new URL(url).origin, startMs, pid: child.pid as number, stop };
+          return { origin: new URL(url).origin, startMs, stop };
         }
       }
       await new Promise((resolve) => setTimeout(resolve, 5));
