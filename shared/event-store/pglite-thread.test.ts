@@ -118,6 +118,31 @@ describe('PGlite in a worker thread', () => {
     }
   }, 60_000);
 
+  it('ends the thread on a PANIC inside a transaction, whose commit PGlite would never return', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-panic-tx-'));
+    const dir = join(parent, 'pglite');
+    try {
+      await initializePgliteDir(dir, PGLITE_SETTINGS);
+      const db = await startPgliteThread(dir, PGLITE_SETTINGS);
+      await db.exec('CREATE TABLE kept (n integer)');
+      await mkdir(join(dir, 'pg_wal', 'xlogtemp.42'));
+      const reason = /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42/;
+      const ended = await db
+        .transaction(async (tx) => {
+          await tx.query('INSERT INTO kept VALUES (1)');
+          await tx.query('SELECT pg_switch_wal()');
+          await tx.query('INSERT INTO kept VALUES (2)');
+        })
+        .catch((error: unknown) => error);
+      expect(ended).toBeInstanceOf(EventLogStopped);
+      expect((ended as Error).message).toMatch(reason);
+      expect((await db.lost)?.message).toMatch(reason);
+      await db.close();
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('refuses calls once closed, with an error saying why', async () => {
     const closed = await startPgliteThread(undefined, PGLITE_SETTINGS);
     await closed.close();

@@ -10,6 +10,9 @@ type Request =
   | { op: 'commit' | 'rollback'; tx: number }
   | { op: 'close' };
 
+/** The id of the message the worker sends when PostgreSQL PANICs, just before its thread ends. */
+const PANICKED = -1;
+
 interface Reply {
   id: number;
   result?: unknown;
@@ -19,7 +22,7 @@ interface Reply {
     code?: string;
     detail?: string;
     severity?: string;
-    /** With a PANIC: PostgreSQL's FATAL and PANIC lines, the first of which says what went wrong. */
+    /** With a PANIC: PostgreSQL's FATAL and PANIC lines, the first PANIC saying what went wrong. */
     stopped?: string[];
   };
 }
@@ -49,23 +52,23 @@ export async function startPgliteThread(
   });
 
   const settle = (reply: Reply) => {
-    // The worker ends its thread after a PANIC (pglite-worker.mjs): this is why, for every later call.
-    // Without its quotes: log lines cut a message at its first quote (values may follow one), and a
-    // PANIC names a file of the database, which the operator needs to see.
-    if (reply.error?.severity === 'PANIC') {
-      const { message, stopped } = reply.error;
-      const why = stopped?.length ? stopped.join('; ') : `PANIC: ${message}`;
+    // PostgreSQL PANICked: the worker sends why, then ends its thread (pglite-worker.mjs), and every
+    // call, that one and each later, is refused with it. Without its quotes: log lines cut a message
+    // at its first quote (values may follow one), and a PANIC names a file of the database, which the
+    // operator needs to see.
+    if (reply.id === PANICKED) {
+      const why = reply.error?.stopped?.join('; ') ?? `PANIC: ${reply.error?.message}`;
       failure ??= new EventLogStopped(
         `the embedded database stopped (${why.replaceAll('"', '')}); it recovers from its log at the next start`,
       );
+      return;
     }
     const waiting = pending.get(reply.id);
     if (!waiting) return;
     pending.delete(reply.id);
     // The thread keeps the process alive only while an answer is awaited.
     if (pending.size === 0) worker.unref();
-    if (reply.error?.severity === 'PANIC') waiting.reject(failure);
-    else if (reply.error) waiting.reject(Object.assign(new Error(reply.error.message), reply.error));
+    if (reply.error) waiting.reject(Object.assign(new Error(reply.error.message), reply.error));
     else waiting.resolve(reply.result);
   };
   const failAll = (error: Error) => {

@@ -4,8 +4,8 @@
 //
 // Messages in: { id, op: 'query', sql, params, tx } | { id, op: 'exec', sql, tx } | { id, op: 'begin' }
 //            | { id, op: 'commit' | 'rollback', tx } | { id, op: 'close' }
-// Messages out: { id, result } | { id, error: { message, code, detail, name, severity } }, a PANIC's
-//               error with `stopped` (PostgreSQL's own lines); after a PANIC the thread ends.
+// Messages out: { id, result } | { id, error: { message, code, detail, name, severity } }; when
+//               PostgreSQL PANICs, { id: -1, error } with its lines in `stopped`, and the thread ends.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { SyncedNodeFS } from './pglite-synced-fs.mjs';
@@ -21,18 +21,34 @@ if (!port) throw new Error('pglite-worker runs as a worker thread');
  */
 const stopLines = [];
 const STOP_LINES = 10;
+/** A line PostgreSQL logs at FATAL or PANIC (`[pid] LEVEL:  message`), not a statement quoted after one. */
+const STOP_LINE = /\[\d+\] (FATAL|PANIC):\s+(.*)$/;
 
 const db = new PGlite({
   // In memory when there is no directory; on disk, with commits that wait for the disk.
   ...(workerData.dataDir === undefined ? {} : { fs: new SyncedNodeFS(workerData.dataDir) }),
   startParams: [...PGlite.defaultStartParams, ...workerData.settings],
   onStderr: (line) => {
-    const stopped = /\b(FATAL|PANIC):\s+(.*)$/.exec(line);
+    const stopped = STOP_LINE.exec(line);
     if (stopped) stopLines.push(`${stopped[1]}: ${stopped[2]}`);
     if (stopLines.length > STOP_LINES) stopLines.shift();
+    if (stopped?.[1] === 'PANIC') stopAtPanic(stopped[2]);
     return false;
   },
 });
+
+/**
+ * After a PANIC (a WAL or data file it could not write or sync, say) PostgreSQL has stopped; it
+ * recovers from its WAL at the next start. PGlite's instance does not stop with it: the call that met
+ * the PANIC, or the next one, can loop in PGlite forever without returning (a transaction's commit
+ * does, and so does any query after a PANIC). So the thread ends here, at the PANIC's own log line,
+ * before PGlite runs on: the reason goes to the event loop's side first, which refuses every call
+ * with it from then on (pglite-thread.ts).
+ */
+function stopAtPanic(message) {
+  port.postMessage({ id: -1, error: { name: 'error', message, severity: 'PANIC', stopped: stopReasons() } });
+  process.exit(1);
+}
 /** Open transactions by id: their executor, how to end them, and `done` once they ended. */
 const transactions = new Map();
 let nextTx = 1;
@@ -118,14 +134,6 @@ db.waitReady.then(
 port.on('message', (message) => {
   run(message).then(
     (result) => port.postMessage({ id: message.id, result }),
-    (error) => {
-      const reply = errorOf(error);
-      const panic = reply.severity === 'PANIC';
-      port.postMessage({ id: message.id, error: panic ? { ...reply, stopped: stopReasons() } : reply });
-      // After a PANIC (a WAL file it could not write, say) PostgreSQL stops, and recovers from its WAL
-      // at the next start; PGlite's instance stays, and its next query never returns. So the thread
-      // ends here: every call is then refused at once (pglite-thread.ts) instead of hanging.
-      if (panic) process.exit(1);
-    },
+    (error) => port.postMessage({ id: message.id, error: errorOf(error) }),
   );
 });

@@ -31,7 +31,14 @@ export async function waitFor(check: () => boolean, what: string, ms = 60_000): 
 /** `studio gateway start` on a free port; resolves with its URL once its banner is printed. */
 export async function startGatewayProcess(env: Record<string, string>) {
   const run = studio(['gateway', 'start', '--port', '0'], env);
-  await waitFor(() => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the banner');
+  try {
+    await waitFor(() => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the banner');
+  } catch (error) {
+    // Not left running (it would hold its data directory), and its output says why it did not start.
+    run.child.kill('SIGKILL');
+    await run.exited;
+    throw new Error(`${(error as Error).message}; the gateway's last output:\n${run.output().slice(-4_000)}`);
+  }
   return { run, url: /Studio gateway\s+(http:\/\/\S+)/.exec(run.output())![1]! };
 }
 
