@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,5 +148,133 @@ describe('PGlite in a worker thread', () => {
     const closed = await startPgliteThread(undefined, PGLITE_SETTINGS);
     await closed.close();
     await expect(closed.query('SELECT 1')).rejects.toThrow(/PGlite thread exited/);
+  });
+});
+
+describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)', () => {
+  const CHECKPOINT = 'SELECT checkpoint_lsn::text AS lsn FROM pg_control_checkpoint()';
+  const lastCheckpoint = async (db: SqlDriver) => (await db.query<{ lsn: string }>(CHECKPOINT)).rows[0]!.lsn;
+  const until = async (what: () => Promise<boolean>, timeoutMs = 10_000) => {
+    for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
+      if (await what()) return true;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return false;
+  };
+  const write = (db: SqlDriver, rows: number) =>
+    db.query("INSERT INTO filler SELECT repeat('x', 1000) FROM generate_series(1, $1)", [rows]);
+
+  it('asks for one once the policy WAL was written since the last, so a crash replays little', async () => {
+    const db = await startPgliteThread(undefined, PGLITE_SETTINGS, {
+      walBytes: 1024 * 1024,
+      everyMs: 3_600_000,
+      checkEveryMs: 20,
+      vacuum: [],
+    });
+    try {
+      await db.exec('CREATE TABLE filler (body text)');
+      const first = await lastCheckpoint(db);
+      await write(db, 100); // ~0.1 MB of WAL: not yet
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await lastCheckpoint(db)).toBe(first);
+
+      for (let i = 0; i < 8; i++) await write(db, 1000); // ~8 MB, in steps of ~1 MB
+      // What a crash would replay from the last checkpoint drops back under the policy's bound.
+      const replayed = async () =>
+        (
+          await db.query<{ bytes: number }>(
+            'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS bytes FROM pg_control_checkpoint()',
+          )
+        ).rows[0]!.bytes;
+      expect(await until(async () => (await replayed()) < 1024 * 1024)).toBe(true);
+      expect(await lastCheckpoint(db)).not.toBe(first);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('asks for one after the policy time if anything was written, and none while nothing is', async () => {
+    const db = await startPgliteThread(undefined, PGLITE_SETTINGS, {
+      walBytes: 1024 ** 3,
+      everyMs: 150,
+      checkEveryMs: 20,
+      vacuum: [],
+    });
+    try {
+      const idle = await lastCheckpoint(db);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(await lastCheckpoint(db)).toBe(idle);
+
+      await db.exec("CREATE TABLE filler (body text); INSERT INTO filler VALUES ('x')");
+      expect(await until(async () => (await lastCheckpoint(db)) !== idle)).toBe(true);
+      // Its own record is not a write that asks for another.
+      const after = await lastCheckpoint(db);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(await lastCheckpoint(db)).toBe(after);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('ends the thread when a checkpoint it asked for PANICs, saying why, as a query would', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-checkpoint-'));
+    const dir = join(parent, 'pglite');
+    try {
+      await initializePgliteDir(dir, PGLITE_SETTINGS);
+      const db = await startPgliteThread(dir, PGLITE_SETTINGS, {
+        walBytes: 1024 * 1024,
+        everyMs: 3_600_000,
+        checkEveryMs: 20,
+        vacuum: [],
+      });
+      await db.exec('CREATE TABLE filler (body text)');
+      // A checkpoint first removes this file; a folder in its place fails that, and PostgreSQL PANICs.
+      await mkdir(join(dir, 'pg_logical', 'replorigin_checkpoint.tmp', 'in-the-way'), { recursive: true });
+      // Writing on until the checkpoint they ask for fails: the write then in flight is refused.
+      let refused: unknown;
+      for (let i = 0; i < 20 && refused === undefined; i++) {
+        await write(db, 1000).catch((error: unknown) => {
+          refused = error;
+        });
+      }
+
+      const reason =
+        /the embedded database stopped \(PANIC: could not remove file pg_logical\/replorigin_checkpoint\.tmp/;
+      expect((await db.lost)?.message).toMatch(reason);
+      expect(refused).toBeInstanceOf(EventLogStopped);
+      await expect(db.query('SELECT 1')).rejects.toThrow(reason);
+      await db.close();
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('vacuums the tables the policy names before each checkpoint, so their old row versions are reclaimed', async () => {
+    const db = await startPgliteThread(undefined, PGLITE_SETTINGS, {
+      walBytes: 1024 * 1024,
+      everyMs: 3_600_000,
+      checkEveryMs: 20,
+      vacuum: ['snapshots'],
+    });
+    try {
+      await db.exec(
+        "CREATE TABLE snapshots (name text PRIMARY KEY, state text); INSERT INTO snapshots VALUES ('a', '')",
+      );
+      const vacuums = async () =>
+        (
+          await db.query<{ n: string }>(
+            "SELECT vacuum_count AS n FROM pg_stat_user_tables WHERE relname = 'snapshots'",
+          )
+        ).rows[0]!.n;
+      expect(Number(await vacuums())).toBe(0);
+      // A value too large to stay in its row (TOASTed), replaced as a read model's snapshot is.
+      for (let i = 0; i < 300; i++)
+        await db.query("UPDATE snapshots SET state = $1 WHERE name = 'a'", [
+          `${i}:${randomBytes(6_000).toString('base64')}`,
+        ]);
+      expect(await until(async () => Number(await vacuums()) > 0)).toBe(true);
+    } finally {
+      await db.close();
+    }
   });
 });

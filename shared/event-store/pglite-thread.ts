@@ -27,6 +27,33 @@ interface Reply {
   };
 }
 
+/** When the thread asks PostgreSQL for a checkpoint (`pglite-worker.mjs` says why it must). */
+export interface CheckpointPolicy {
+  /** Once this much WAL was written since the last checkpoint: what a crash has to replay at most. */
+  walBytes: number;
+  /** Or this long after the last one, if anything was written since. */
+  everyMs: number;
+  /** How often the thread looks. */
+  checkEveryMs: number;
+  /**
+   * Tables whose rows are updated in place, vacuumed before each checkpoint as autovacuum would
+   * (a standalone PostgreSQL runs none): without it their old row versions, and the TOAST of large
+   * values, are never reclaimed.
+   */
+  vacuum: readonly string[];
+}
+
+/**
+ * 32 MiB of WAL is about 40,000 events and replays in under a second after a crash; the time bound is
+ * PostgreSQL's default `checkpoint_timeout`. docs/benchmarks.md has the measurements.
+ */
+export const PGLITE_CHECKPOINTS: CheckpointPolicy = {
+  walBytes: 32 * 1024 * 1024,
+  everyMs: 5 * 60_000,
+  checkEveryMs: 1_000,
+  vacuum: [],
+};
+
 /**
  * PGlite in a worker thread (`pglite-worker.mjs`), behind the same `SqlDriver` as any database:
  * PostgreSQL's WASM and PGlite's protocol code run beside the event loop instead of on it, so a
@@ -36,9 +63,10 @@ interface Reply {
 export async function startPgliteThread(
   dataDir: string | undefined,
   settings: readonly string[],
+  checkpoints: CheckpointPolicy = PGLITE_CHECKPOINTS,
 ): Promise<SqlDriver> {
   const worker = new Worker(fromRoot('shared', 'event-store', 'pglite-worker.mjs'), {
-    workerData: { dataDir, settings },
+    workerData: { dataDir, settings, checkpoints },
     // Plain JavaScript: none of the process's flags (a TypeScript loader, `--input-type`) apply.
     execArgv: [],
   });

@@ -49,6 +49,53 @@ function stopAtPanic(message) {
   port.postMessage({ id: -1, error: { name: 'error', message, severity: 'PANIC', stopped: stopReasons() } });
   process.exit(1);
 }
+
+/**
+ * PostgreSQL's checkpoints are asked for by its checkpointer, a server process; PGlite runs PostgreSQL
+ * alone in this thread, where nothing asks (a standalone backend checkpoints only when it shuts
+ * down). Without them the WAL grows with every commit, on disk for good, and a crash replays all of
+ * it at the next start. So this thread asks, as the checkpointer would: once `walBytes` of WAL were
+ * written since the last checkpoint, or `everyMs` after it if anything was written; it looks every
+ * `checkEveryMs`. Before each checkpoint it vacuums the `vacuum` tables, as autovacuum (also absent)
+ * would. Its statements take their turn in PGlite as any call's do (never inside a transaction).
+ */
+const { walBytes, everyMs, checkEveryMs, vacuum } = workerData.checkpoints;
+const WAL_SINCE_CHECKPOINT =
+  'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS written,' +
+  ' pg_current_wal_insert_lsn()::text AS at FROM pg_control_checkpoint()';
+/** When the last checkpoint was asked for, and where the WAL ended after it. */
+let lastCheckpoint;
+/** The look under way, if any: one at a time, and `close` waits for it. */
+let checkpointing;
+let closing = false;
+
+const walNow = async () => (await db.query(WAL_SINCE_CHECKPOINT)).rows[0];
+
+async function checkpointIfDue() {
+  const { written, at } = await walNow();
+  const late = Date.now() - lastCheckpoint.time >= everyMs && at !== lastCheckpoint.at;
+  if (written < walBytes && !late) return;
+  if (vacuum.length > 0) await db.exec(`VACUUM ${vacuum.join(', ')}`);
+  await db.exec('CHECKPOINT');
+  lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
+}
+
+/** Starts looking, from where the WAL ends now (before any caller has written). */
+async function startCheckpoints() {
+  lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
+  const timer = setInterval(() => {
+    if (checkpointing || closing) return;
+    checkpointing = checkpointIfDue()
+      // A full disk, say: tried again at the next look, while appends report the same cause to
+      // their callers. (A PANIC never gets here: the thread ended at its log line.)
+      .catch(() => {})
+      .finally(() => {
+        checkpointing = undefined;
+      });
+  }, checkEveryMs);
+  timer.unref();
+}
+
 /** Open transactions by id: their executor, how to end them, and `done` once they ended. */
 const transactions = new Map();
 let nextTx = 1;
@@ -104,6 +151,8 @@ async function run(message) {
       return null;
     }
     case 'close':
+      closing = true;
+      await checkpointing;
       await db.close();
       return null;
     default:
@@ -122,7 +171,7 @@ const errorOf = (error) => ({
 /** Why PostgreSQL stopped, in its own words, each line once. */
 const stopReasons = () => [...new Set(stopLines)];
 
-db.waitReady.then(
+db.waitReady.then(startCheckpoints).then(
   () => port.postMessage({ id: 0, result: null }),
   (error) => {
     const reasons = stopReasons();
