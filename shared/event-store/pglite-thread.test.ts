@@ -13,6 +13,18 @@ import { EventLogStopped } from './types.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
+/** Runs `work` on a new, initialized PGlite data directory, removed afterwards. */
+async function inNewDataDir(work: (dir: string) => Promise<void>): Promise<void> {
+  const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-thread-'));
+  try {
+    const dir = join(parent, 'pglite');
+    await initializePgliteDir(dir, PGLITE_SETTINGS);
+    await work(dir);
+  } finally {
+    await rm(parent, { recursive: true, force: true });
+  }
+}
+
 describe('PGlite in a worker thread', () => {
   let db: SqlDriver;
   beforeAll(async () => {
@@ -85,64 +97,60 @@ describe('PGlite in a worker thread', () => {
     expect(stdout).toBe('42');
   });
 
-  it('ends the thread on a PANIC: later calls refused at once with the reason, and a new start recovers', async () => {
-    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-panic-'));
-    const dir = join(parent, 'pglite');
-    try {
-      await initializePgliteDir(dir, PGLITE_SETTINGS);
-      const db = await startPgliteThread(dir, PGLITE_SETTINGS);
-      await db.exec('CREATE TABLE kept (n integer)');
-      await db.query('INSERT INTO kept VALUES (1)');
-      // A directory where PostgreSQL makes its next WAL file: writing past the one it is on fails, in
-      // a critical section, so PostgreSQL PANICs, as it does on a disk that is full.
-      const blocker = join(dir, 'pg_wal', 'xlogtemp.42');
-      await mkdir(blocker);
-      await db.query('SELECT pg_switch_wal()');
-      const reason = /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42/;
-      const panic = await db.query('INSERT INTO kept VALUES (2)').catch((error: unknown) => error);
-      expect(panic).toBeInstanceOf(EventLogStopped);
-      expect((panic as Error).message).toMatch(reason);
+  it(
+    'ends the thread on a PANIC: later calls refused at once with the reason, and a new start recovers',
+    () =>
+      inNewDataDir(async (dir) => {
+        const db = await startPgliteThread(dir, PGLITE_SETTINGS);
+        await db.exec('CREATE TABLE kept (n integer)');
+        await db.query('INSERT INTO kept VALUES (1)');
+        // A directory where PostgreSQL makes its next WAL file: writing past the one it is on fails, in
+        // a critical section, so PostgreSQL PANICs, as it does on a disk that is full.
+        const blocker = join(dir, 'pg_wal', 'xlogtemp.42');
+        await mkdir(blocker);
+        await db.query('SELECT pg_switch_wal()');
+        const reason = /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42/;
+        const panic = await db.query('INSERT INTO kept VALUES (2)').catch((error: unknown) => error);
+        expect(panic).toBeInstanceOf(EventLogStopped);
+        expect((panic as Error).message).toMatch(reason);
 
-      // Before the thread ended on a PANIC, PGlite's next query never returned.
-      await expect(db.query('SELECT 1')).rejects.toThrow(reason);
-      expect((await db.lost)?.message).toMatch(reason);
-      await db.close();
+        // Before the thread ended on a PANIC, PGlite's next query never returned.
+        await expect(db.query('SELECT 1')).rejects.toThrow(reason);
+        expect((await db.lost)?.message).toMatch(reason);
+        await db.close();
 
-      // Recovery needs that file too: the start fails, saying why in PostgreSQL's words.
-      await expect(startPgliteThread(dir, PGLITE_SETTINGS)).rejects.toThrow(/FATAL: .*xlogtemp\.42/);
-      await rm(blocker, { recursive: true });
-      const again = await startPgliteThread(dir, PGLITE_SETTINGS);
-      expect((await again.query<{ n: number }>('SELECT n FROM kept')).rows).toEqual([{ n: 1 }]);
-      await again.close();
-    } finally {
-      await rm(parent, { recursive: true, force: true });
-    }
-  }, 60_000);
+        // Recovery needs that file too: the start fails, saying why in PostgreSQL's words.
+        await expect(startPgliteThread(dir, PGLITE_SETTINGS)).rejects.toThrow(/FATAL: .*xlogtemp\.42/);
+        await rm(blocker, { recursive: true });
+        const again = await startPgliteThread(dir, PGLITE_SETTINGS);
+        expect((await again.query<{ n: number }>('SELECT n FROM kept')).rows).toEqual([{ n: 1 }]);
+        await again.close();
+      }),
+    60_000,
+  );
 
-  it('ends the thread on a PANIC inside a transaction, whose commit PGlite would never return', async () => {
-    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-panic-tx-'));
-    const dir = join(parent, 'pglite');
-    try {
-      await initializePgliteDir(dir, PGLITE_SETTINGS);
-      const db = await startPgliteThread(dir, PGLITE_SETTINGS);
-      await db.exec('CREATE TABLE kept (n integer)');
-      await mkdir(join(dir, 'pg_wal', 'xlogtemp.42'));
-      const reason = /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42/;
-      const ended = await db
-        .transaction(async (tx) => {
-          await tx.query('INSERT INTO kept VALUES (1)');
-          await tx.query('SELECT pg_switch_wal()');
-          await tx.query('INSERT INTO kept VALUES (2)');
-        })
-        .catch((error: unknown) => error);
-      expect(ended).toBeInstanceOf(EventLogStopped);
-      expect((ended as Error).message).toMatch(reason);
-      expect((await db.lost)?.message).toMatch(reason);
-      await db.close();
-    } finally {
-      await rm(parent, { recursive: true, force: true });
-    }
-  }, 60_000);
+  it(
+    'ends the thread on a PANIC inside a transaction, whose commit PGlite would never return',
+    () =>
+      inNewDataDir(async (dir) => {
+        const db = await startPgliteThread(dir, PGLITE_SETTINGS);
+        await db.exec('CREATE TABLE kept (n integer)');
+        await mkdir(join(dir, 'pg_wal', 'xlogtemp.42'));
+        const reason = /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42/;
+        const ended = await db
+          .transaction(async (tx) => {
+            await tx.query('INSERT INTO kept VALUES (1)');
+            await tx.query('SELECT pg_switch_wal()');
+            await tx.query('INSERT INTO kept VALUES (2)');
+          })
+          .catch((error: unknown) => error);
+        expect(ended).toBeInstanceOf(EventLogStopped);
+        expect((ended as Error).message).toMatch(reason);
+        expect((await db.lost)?.message).toMatch(reason);
+        await db.close();
+      }),
+    60_000,
+  );
 
   it('refuses calls once closed, with an error saying why', async () => {
     const closed = await startPgliteThread(undefined, PGLITE_SETTINGS);
@@ -216,38 +224,36 @@ describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)
     }
   });
 
-  it('ends the thread when a checkpoint it asked for PANICs, saying why, as a query would', async () => {
-    const parent = await mkdtemp(join(tmpdir(), 'studio-pglite-checkpoint-'));
-    const dir = join(parent, 'pglite');
-    try {
-      await initializePgliteDir(dir, PGLITE_SETTINGS);
-      const db = await startPgliteThread(dir, PGLITE_SETTINGS, {
-        walBytes: 1024 * 1024,
-        everyMs: 3_600_000,
-        checkEveryMs: 20,
-        vacuum: [],
-      });
-      await db.exec('CREATE TABLE filler (body text)');
-      // A checkpoint first removes this file; a folder in its place fails that, and PostgreSQL PANICs.
-      await mkdir(join(dir, 'pg_logical', 'replorigin_checkpoint.tmp', 'in-the-way'), { recursive: true });
-      // Writing on until the checkpoint they ask for fails: the write then in flight is refused.
-      let refused: unknown;
-      for (let i = 0; i < 20 && refused === undefined; i++) {
-        await write(db, 1000).catch((error: unknown) => {
-          refused = error;
+  it(
+    'ends the thread when a checkpoint it asked for PANICs, saying why, as a query would',
+    () =>
+      inNewDataDir(async (dir) => {
+        const db = await startPgliteThread(dir, PGLITE_SETTINGS, {
+          walBytes: 1024 * 1024,
+          everyMs: 3_600_000,
+          checkEveryMs: 20,
+          vacuum: [],
         });
-      }
+        await db.exec('CREATE TABLE filler (body text)');
+        // A checkpoint first removes this file; a folder in its place fails that, and PostgreSQL PANICs.
+        await mkdir(join(dir, 'pg_logical', 'replorigin_checkpoint.tmp', 'in-the-way'), { recursive: true });
+        // Writing on until the checkpoint they ask for fails: the write then in flight is refused.
+        let refused: unknown;
+        for (let i = 0; i < 20 && refused === undefined; i++) {
+          await write(db, 1000).catch((error: unknown) => {
+            refused = error;
+          });
+        }
 
-      const reason =
-        /the embedded database stopped \(PANIC: could not remove file pg_logical\/replorigin_checkpoint\.tmp/;
-      expect((await db.lost)?.message).toMatch(reason);
-      expect(refused).toBeInstanceOf(EventLogStopped);
-      await expect(db.query('SELECT 1')).rejects.toThrow(reason);
-      await db.close();
-    } finally {
-      await rm(parent, { recursive: true, force: true });
-    }
-  }, 60_000);
+        const reason =
+          /the embedded database stopped \(PANIC: could not remove file pg_logical\/replorigin_checkpoint\.tmp/;
+        expect((await db.lost)?.message).toMatch(reason);
+        expect(refused).toBeInstanceOf(EventLogStopped);
+        await expect(db.query('SELECT 1')).rejects.toThrow(reason);
+        await db.close();
+      }),
+    60_000,
+  );
 
   it('vacuums the tables the policy names before each checkpoint, so their old row versions are reclaimed', async () => {
     const db = await startPgliteThread(undefined, PGLITE_SETTINGS, {

@@ -46,7 +46,7 @@ const db = new PGlite({
  * with it from then on (pglite-thread.ts).
  */
 function stopAtPanic(message) {
-  port.postMessage({ id: -1, error: { name: 'error', message, severity: 'PANIC', stopped: stopReasons() } });
+  port.postMessage({ id: -1, error: { name: 'error', message, stopped: stopReasons() } });
   process.exit(1);
 }
 
