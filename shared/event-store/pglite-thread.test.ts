@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PGLITE_SETTINGS } from './pglite.ts';
 import { initializePgliteDir } from './pglite-initdb.ts';
-import { startPgliteThread } from './pglite-thread.ts';
+import { type MaintenancePolicy, PGLITE_MAINTENANCE, startPgliteThread } from './pglite-thread.ts';
 import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
 import { EventLogStopped } from './types.ts';
 
@@ -159,7 +159,12 @@ describe('PGlite in a worker thread', () => {
   });
 });
 
-describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)', () => {
+describe('upkeep by the PGlite thread (PostgreSQL alone never checkpoints nor vacuums)', () => {
+  const policy = (changes: Partial<MaintenancePolicy>) => ({
+    ...PGLITE_MAINTENANCE,
+    checkEveryMs: 20,
+    ...changes,
+  });
   const CHECKPOINT = 'SELECT checkpoint_lsn::text AS lsn FROM pg_control_checkpoint()';
   const lastCheckpoint = async (db: SqlDriver) => (await db.query<{ lsn: string }>(CHECKPOINT)).rows[0]!.lsn;
   const until = async (what: () => Promise<boolean>, timeoutMs = 10_000) => {
@@ -173,12 +178,11 @@ describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)
     db.query("INSERT INTO filler SELECT repeat('x', 1000) FROM generate_series(1, $1)", [rows]);
 
   it('asks for one once the policy WAL was written since the last, so a crash replays little', async () => {
-    const db = await startPgliteThread(undefined, PGLITE_SETTINGS, {
-      walBytes: 1024 * 1024,
-      everyMs: 3_600_000,
-      checkEveryMs: 20,
-      vacuum: [],
-    });
+    const db = await startPgliteThread(
+      undefined,
+      PGLITE_SETTINGS,
+      policy({ walBytes: 1024 * 1024, everyMs: 3_600_000 }),
+    );
     try {
       await db.exec('CREATE TABLE filler (body text)');
       const first = await lastCheckpoint(db);
@@ -202,12 +206,11 @@ describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)
   });
 
   it('asks for one after the policy time if anything was written, and none while nothing is', async () => {
-    const db = await startPgliteThread(undefined, PGLITE_SETTINGS, {
-      walBytes: 1024 ** 3,
-      everyMs: 150,
-      checkEveryMs: 20,
-      vacuum: [],
-    });
+    const db = await startPgliteThread(
+      undefined,
+      PGLITE_SETTINGS,
+      policy({ walBytes: 1024 ** 3, everyMs: 150 }),
+    );
     try {
       const idle = await lastCheckpoint(db);
       await new Promise((resolve) => setTimeout(resolve, 400));
@@ -228,12 +231,11 @@ describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)
     'ends the thread when a checkpoint it asked for PANICs, saying why, as a query would',
     () =>
       inNewDataDir(async (dir) => {
-        const db = await startPgliteThread(dir, PGLITE_SETTINGS, {
-          walBytes: 1024 * 1024,
-          everyMs: 3_600_000,
-          checkEveryMs: 20,
-          vacuum: [],
-        });
+        const db = await startPgliteThread(
+          dir,
+          PGLITE_SETTINGS,
+          policy({ walBytes: 1024 * 1024, everyMs: 3_600_000 }),
+        );
         await db.exec('CREATE TABLE filler (body text)');
         // A checkpoint first removes this file; a folder in its place fails that, and PostgreSQL PANICs.
         await mkdir(join(dir, 'pg_logical', 'replorigin_checkpoint.tmp', 'in-the-way'), { recursive: true });
@@ -255,13 +257,8 @@ describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)
     60_000,
   );
 
-  it('vacuums the tables the policy names before each checkpoint, so their old row versions are reclaimed', async () => {
-    const db = await startPgliteThread(undefined, PGLITE_SETTINGS, {
-      walBytes: 1024 * 1024,
-      everyMs: 3_600_000,
-      checkEveryMs: 20,
-      vacuum: ['snapshots'],
-    });
+  it("vacuums the database's own tables as WAL is written, so old versions of rows updated in place are reclaimed", async () => {
+    const db = await startPgliteThread(undefined, PGLITE_SETTINGS, policy({ freezeWalBytes: 256 * 1024 }));
     try {
       await db.exec(
         "CREATE TABLE snapshots (name text PRIMARY KEY, state text); INSERT INTO snapshots VALUES ('a', '')",
@@ -279,6 +276,54 @@ describe('checkpoints of the PGlite thread (PostgreSQL alone never asks for one)
           `${i}:${randomBytes(6_000).toString('base64')}`,
         ]);
       expect(await until(async () => Number(await vacuums()) > 0)).toBe(true);
+    } finally {
+      await db.close();
+    }
+  });
+
+  /** Spends `n` transaction ids: each statement outside a transaction commits on its own. */
+  const commitEach = async (db: SqlDriver, n: number) => {
+    await db.exec('CREATE TABLE appended (n integer); CREATE TABLE filler (body text)');
+    for (let i = 0; i < n; i++) await db.query('INSERT INTO appended VALUES ($1)', [i]);
+  };
+  /** How many transactions ago the oldest unfrozen row of the database, and of `appended`, was written. */
+  const ages = async (db: SqlDriver) =>
+    (
+      await db.query<{ database: number; appended: number }>(
+        `SELECT (SELECT age(datfrozenxid) FROM pg_database WHERE datname = current_database()) AS database,
+                (SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'appended') AS appended`,
+      )
+    ).rows[0]!;
+
+  it('freezes its own tables as WAL is written, leaving the catalogs for their rarer pass', async () => {
+    const db = await startPgliteThread(
+      undefined,
+      PGLITE_SETTINGS,
+      policy({ freezeWalBytes: 64 * 1024, freezeAllAtAge: 2 ** 30 }),
+    );
+    try {
+      await commitEach(db, 500);
+      await write(db, 200); // ~200 KB more of WAL
+      expect(await until(async () => (await ages(db)).appended < 50)).toBe(true);
+      expect((await ages(db)).database).toBeGreaterThanOrEqual(500);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('freezes the whole database once its oldest transaction is old enough, so the wraparound guard never stops writes', async () => {
+    const db = await startPgliteThread(
+      undefined,
+      PGLITE_SETTINGS,
+      policy({ freezeWalBytes: 2 ** 40, freezeAllAtAge: 1_000 }),
+    );
+    try {
+      // The guard counts from the oldest unfrozen row of any database, initdb's templates included.
+      const databases = await db.query<{ datname: string }>('SELECT datname FROM pg_database');
+      expect(databases.rows.map((d) => d.datname)).toEqual(['postgres']);
+      await commitEach(db, 1_200);
+      expect(await until(async () => (await ages(db)).database < 500)).toBe(true);
+      expect((await ages(db)).appended).toBeLessThan(500);
     } finally {
       await db.close();
     }

@@ -27,31 +27,33 @@ interface Reply {
   };
 }
 
-/** When the thread asks PostgreSQL for a checkpoint (`pglite-worker.mjs` says why it must). */
-export interface CheckpointPolicy {
-  /** Once this much WAL was written since the last checkpoint: what a crash has to replay at most. */
+/** When the thread checkpoints and vacuums, as PostgreSQL's server processes would (`pglite-worker.mjs`). */
+export interface MaintenancePolicy {
+  /** A checkpoint once this much WAL was written since the last: what a crash has to replay at most. */
   walBytes: number;
   /** Or this long after the last one, if anything was written since. */
   everyMs: number;
+  /** The database's own tables vacuumed and frozen once this much WAL was written since they last were. */
+  freezeWalBytes: number;
+  /** The whole database, catalogs included, frozen once its oldest unfrozen transaction is this old. */
+  freezeAllAtAge: number;
   /** How often the thread looks. */
   checkEveryMs: number;
-  /**
-   * Tables whose rows are updated in place, vacuumed before each checkpoint as autovacuum would
-   * (a standalone PostgreSQL runs none): without it their old row versions, and the TOAST of large
-   * values, are never reclaimed.
-   */
-  vacuum: readonly string[];
 }
 
 /**
  * 32 MiB of WAL is about 40,000 events and replays in under a second after a crash; the time bound is
- * PostgreSQL's default `checkpoint_timeout`. docs/benchmarks.md has the measurements.
+ * PostgreSQL's default `checkpoint_timeout`. 4 MiB of new pages freeze in a few ms while they are still
+ * in PostgreSQL's 16 MB of buffers. The catalogs' pass comes every 10 million transactions (half a day
+ * at full load, months at a few requests a second), 200 times before the wraparound guard would stop
+ * writes. docs/benchmarks.md has the measurements.
  */
-export const PGLITE_CHECKPOINTS: CheckpointPolicy = {
+export const PGLITE_MAINTENANCE: MaintenancePolicy = {
   walBytes: 32 * 1024 * 1024,
   everyMs: 5 * 60_000,
+  freezeWalBytes: 4 * 1024 * 1024,
+  freezeAllAtAge: 10_000_000,
   checkEveryMs: 1_000,
-  vacuum: [],
 };
 
 /**
@@ -63,10 +65,10 @@ export const PGLITE_CHECKPOINTS: CheckpointPolicy = {
 export async function startPgliteThread(
   dataDir: string | undefined,
   settings: readonly string[],
-  checkpoints: CheckpointPolicy = PGLITE_CHECKPOINTS,
+  maintenance: MaintenancePolicy = PGLITE_MAINTENANCE,
 ): Promise<SqlDriver> {
   const worker = new Worker(fromRoot('shared', 'event-store', 'pglite-worker.mjs'), {
-    workerData: { dataDir, settings, checkpoints },
+    workerData: { dataDir, settings, maintenance },
     // Plain JavaScript: none of the process's flags (a TypeScript loader, `--input-type`) apply.
     execArgv: [],
   });

@@ -51,46 +51,97 @@ function stopAtPanic(message) {
 }
 
 /**
- * PostgreSQL's checkpoints are asked for by its checkpointer, a server process; PGlite runs PostgreSQL
- * alone in this thread, where nothing asks (a standalone backend checkpoints only when it shuts
- * down). Without them the WAL grows with every commit, on disk for good, and a crash replays all of
- * it at the next start. So this thread asks, as the checkpointer would: once `walBytes` of WAL were
- * written since the last checkpoint, or `everyMs` after it if anything was written; it looks every
- * `checkEveryMs`. Before each checkpoint it vacuums the `vacuum` tables, as autovacuum (also absent)
- * would. Its statements take their turn in PGlite as any call's do (never inside a transaction).
+ * PGlite runs PostgreSQL alone in this thread, without the server processes that look after its
+ * files, so this thread does their work, looking every `checkEveryMs`. Its statements take their
+ * turn in PGlite as any call's do (never inside a transaction).
+ *
+ * Checkpoints: PostgreSQL's checkpointer asks for them; a standalone backend checkpoints only when it
+ * shuts down. Without them the WAL grows with every commit, on disk for good, and a crash replays
+ * all of it at the next start. So the thread asks once `walBytes` of WAL were written since the last
+ * checkpoint, or `everyMs` after it if anything was written.
+ *
+ * Vacuum: autovacuum is absent too. Without it the old versions of rows updated in place (and their
+ * TOAST) are never reclaimed, and PostgreSQL's transaction-id wraparound guard stops all writes
+ * ~2 billion transactions after the oldest unfrozen row (each commit spends one). So every
+ * `freezeWalBytes` of WAL the thread vacuums the database's own tables, freezing every row: pages
+ * already frozen are skipped, and the pages written since the last pass are still in PostgreSQL's
+ * buffers, so each pass is short (a long one holds every append behind it). The catalogs'
+ * rows count too; they change only with the schema, and are frozen with everything else once the
+ * database's oldest unfrozen transaction is `freezeAllAtAge` old.
  */
-const { walBytes, everyMs, checkEveryMs, vacuum } = workerData.checkpoints;
-const WAL_SINCE_CHECKPOINT =
-  'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS written,' +
-  ' pg_current_wal_insert_lsn()::text AS at FROM pg_control_checkpoint()';
+const { walBytes, everyMs, checkEveryMs, freezeWalBytes, freezeAllAtAge } = workerData.maintenance;
+const WAL_NOW = `SELECT pg_current_wal_insert_lsn()::text AS at,
+  pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS since_checkpoint,
+  pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::float8 AS since_freeze
+  FROM pg_control_checkpoint()`;
+const XID_AGE = 'SELECT age(datfrozenxid) AS age FROM pg_database WHERE datname = current_database()';
+const OWN_TABLES = "SELECT format('%I.%I', schemaname, relname) AS name FROM pg_stat_user_tables";
 /** When the last checkpoint was asked for, and where the WAL ended after it. */
 let lastCheckpoint;
+/** Where the WAL ended after the own tables were last frozen. */
+let lastFreeze = '0/0';
 /** The look under way, if any: one at a time, and `close` waits for it. */
-let checkpointing;
+let maintaining;
 let closing = false;
 
-const walNow = async () => (await db.query(WAL_SINCE_CHECKPOINT)).rows[0];
+const walNow = async () => (await db.query(WAL_NOW, [lastFreeze])).rows[0];
 
-async function checkpointIfDue() {
-  const { written, at } = await walNow();
+/** The whole database, catalogs included, when its oldest unfrozen transaction is old enough. */
+async function freezeAllIfOld() {
+  const { age } = (await db.query(XID_AGE)).rows[0];
+  if (age >= freezeAllAtAge) await db.exec('VACUUM (FREEZE)');
+}
+
+async function freezeOwnTables() {
+  const { rows } = await db.query(OWN_TABLES);
+  const tables = rows.map((row) => row.name).join(', ');
+  if (tables) await db.exec(`VACUUM (FREEZE, SKIP_DATABASE_STATS) ${tables}`);
+  lastFreeze = (await walNow()).at;
+}
+
+async function maintainIfDue() {
+  await freezeAllIfOld();
+  if ((await walNow()).since_freeze >= freezeWalBytes) await freezeOwnTables();
+  const { at, since_checkpoint } = await walNow();
   const late = Date.now() - lastCheckpoint.time >= everyMs && at !== lastCheckpoint.at;
-  if (written < walBytes && !late) return;
-  if (vacuum.length > 0) await db.exec(`VACUUM ${vacuum.join(', ')}`);
+  if (since_checkpoint < walBytes && !late) return;
   await db.exec('CHECKPOINT');
   lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
 }
 
-/** Starts looking, from where the WAL ends now (before any caller has written). */
-async function startCheckpoints() {
+/**
+ * initdb makes two template databases beside `postgres`, which PGlite opens; nothing here ever copies
+ * them, and only a connection to a database can freeze its rows. Left alone, they would hold the
+ * wraparound guard where initdb left it, so they are dropped (a no-op once done).
+ */
+async function dropTemplateDatabases() {
+  const { rows } = await db.query(
+    "SELECT datname FROM pg_database WHERE datname IN ('template0', 'template1')",
+  );
+  for (const { datname } of rows) {
+    await db.exec(`ALTER DATABASE ${datname} IS_TEMPLATE false`);
+    await db.exec(`DROP DATABASE ${datname}`);
+  }
+}
+
+/**
+ * Freezes what an earlier run left unfrozen (a whole log, if it was written before this thread froze
+ * anything) before any caller waits behind it, then starts looking from where the WAL ends.
+ */
+async function startMaintenance() {
+  // A full disk, say, is no reason not to open (reads still work): the first look tries again.
+  await freezeAllIfOld()
+    .then(freezeOwnTables)
+    .catch(() => {});
   lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
   const timer = setInterval(() => {
-    if (checkpointing || closing) return;
-    checkpointing = checkpointIfDue()
+    if (maintaining || closing) return;
+    maintaining = maintainIfDue()
       // A full disk, say: tried again at the next look, while appends report the same cause to
       // their callers. (A PANIC never gets here: the thread ended at its log line.)
       .catch(() => {})
       .finally(() => {
-        checkpointing = undefined;
+        maintaining = undefined;
       });
   }, checkEveryMs);
   timer.unref();
@@ -152,7 +203,7 @@ async function run(message) {
     }
     case 'close':
       closing = true;
-      await checkpointing;
+      await maintaining;
       await db.close();
       return null;
     default:
@@ -171,14 +222,17 @@ const errorOf = (error) => ({
 /** Why PostgreSQL stopped, in its own words, each line once. */
 const stopReasons = () => [...new Set(stopLines)];
 
-db.waitReady.then(startCheckpoints).then(
-  () => port.postMessage({ id: 0, result: null }),
-  (error) => {
-    const reasons = stopReasons();
-    const message = reasons.length > 0 ? `${error?.message ?? error}: ${reasons.join('; ')}` : undefined;
-    port.postMessage({ id: 0, error: { ...errorOf(error), ...(message ? { message } : {}) } });
-  },
-);
+db.waitReady
+  .then(dropTemplateDatabases)
+  .then(startMaintenance)
+  .then(
+    () => port.postMessage({ id: 0, result: null }),
+    (error) => {
+      const reasons = stopReasons();
+      const message = reasons.length > 0 ? `${error?.message ?? error}: ${reasons.join('; ')}` : undefined;
+      port.postMessage({ id: 0, error: { ...errorOf(error), ...(message ? { message } : {}) } });
+    },
+  );
 
 port.on('message', (message) => {
   run(message).then(

@@ -1,7 +1,7 @@
 import { messageOf } from '../errors.ts';
 import { migrate } from './migrations.ts';
 import { initializePgliteDir } from './pglite-initdb.ts';
-import { PGLITE_CHECKPOINTS, startPgliteThread } from './pglite-thread.ts';
+import { startPgliteThread } from './pglite-thread.ts';
 import type { SqlDriver } from './sql-driver.ts';
 import { SqlEventStore } from './sql-store.ts';
 import { EventLogWontOpen, type StoreTestHooks } from './types.ts';
@@ -14,13 +14,6 @@ import { EventLogWontOpen, type StoreTestHooks } from './types.ts';
  */
 export const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB', '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
 
-/**
- * The log's tables whose rows are updated in place (infra/sql): a stream's revision at each append,
- * and each read model's snapshot, whose TOAST grew by the snapshot's size at every save (57 MB after
- * 10,000 saves of an 18 KB snapshot, and never given back). `events` is only ever inserted into.
- */
-const UPDATED_IN_PLACE = ['streams', 'projection_checkpoints'];
-
 /** Opens the embedded store in `dir` (or in memory when `dir` is undefined) and applies migrations. */
 export async function openPgliteStore(
   dir: string | undefined,
@@ -29,10 +22,7 @@ export async function openPgliteStore(
   let driver: SqlDriver;
   try {
     if (dir !== undefined) await initializePgliteDir(dir, PGLITE_SETTINGS);
-    driver = await startPgliteThread(dir, PGLITE_SETTINGS, {
-      ...PGLITE_CHECKPOINTS,
-      vacuum: UPDATED_IN_PLACE,
-    });
+    driver = await startPgliteThread(dir, PGLITE_SETTINGS);
   } catch (error) {
     throw new EventLogWontOpen(
       `the embedded event log (${dir ?? 'in memory'}) did not open: ${messageOf(error)}`,
