@@ -328,4 +328,28 @@ describe('upkeep by the PGlite thread (PostgreSQL alone never checkpoints nor va
       await db.close();
     }
   });
+  it(
+    'freezes at start what an earlier run left unfrozen, before any caller waits behind it',
+    () =>
+      inNewDataDir(async (dir) => {
+        const noPasses = policy({ freezeWalBytes: 2 ** 40, freezeAllAtAge: 2 ** 30 });
+        const before = await startPgliteThread(dir, PGLITE_SETTINGS, noPasses);
+        await before.exec('CREATE TABLE appended (n integer)');
+        // 25,000 transaction ids in one statement: each block with an exception handler is a
+        // subtransaction, and each insert in one takes an id of its own.
+        await before.exec(
+          'DO $$ BEGIN FOR i IN 1..25000 LOOP BEGIN INSERT INTO appended VALUES (i); EXCEPTION WHEN OTHERS THEN NULL; END; END LOOP; END $$',
+        );
+        expect((await ages(before)).appended).toBeGreaterThan(25_000);
+        await before.close();
+
+        const after = await startPgliteThread(dir, PGLITE_SETTINGS, noPasses);
+        try {
+          expect((await ages(after)).appended).toBeLessThan(10);
+        } finally {
+          await after.close();
+        }
+      }),
+    60_000,
+  );
 });
