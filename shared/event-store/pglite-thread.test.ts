@@ -176,14 +176,18 @@ describe('upkeep by the PGlite thread (PostgreSQL alone never checkpoints nor va
   };
   const write = (db: SqlDriver, rows: number) =>
     db.query("INSERT INTO filler SELECT repeat('x', 1000) FROM generate_series(1, $1)", [rows]);
-
-  it('asks for one once the policy WAL was written since the last, so a crash replays little', async () => {
-    const db = await startPgliteThread(
-      undefined,
-      PGLITE_SETTINGS,
-      policy({ walBytes: 1024 * 1024, everyMs: 3_600_000 }),
-    );
+  /** Runs `work` on an in-memory thread with the policy's `changes`, closed afterwards. */
+  const inThread = async (changes: Partial<MaintenancePolicy>, work: (db: SqlDriver) => Promise<void>) => {
+    const db = await startPgliteThread(undefined, PGLITE_SETTINGS, policy(changes));
     try {
+      await work(db);
+    } finally {
+      await db.close();
+    }
+  };
+
+  it('asks for one once the policy WAL was written since the last, so a crash replays little', () =>
+    inThread({ walBytes: 1024 * 1024, everyMs: 3_600_000 }, async (db) => {
       await db.exec('CREATE TABLE filler (body text)');
       const first = await lastCheckpoint(db);
       await write(db, 100); // ~0.1 MB of WAL: not yet
@@ -200,18 +204,10 @@ describe('upkeep by the PGlite thread (PostgreSQL alone never checkpoints nor va
         ).rows[0]!.bytes;
       expect(await until(async () => (await replayed()) < 1024 * 1024)).toBe(true);
       expect(await lastCheckpoint(db)).not.toBe(first);
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 
-  it('asks for one after the policy time if anything was written, and none while nothing is', async () => {
-    const db = await startPgliteThread(
-      undefined,
-      PGLITE_SETTINGS,
-      policy({ walBytes: 1024 ** 3, everyMs: 150 }),
-    );
-    try {
+  it('asks for one after the policy time if anything was written, and none while nothing is', () =>
+    inThread({ walBytes: 1024 ** 3, everyMs: 150 }, async (db) => {
       const idle = await lastCheckpoint(db);
       await new Promise((resolve) => setTimeout(resolve, 400));
       expect(await lastCheckpoint(db)).toBe(idle);
@@ -222,10 +218,7 @@ describe('upkeep by the PGlite thread (PostgreSQL alone never checkpoints nor va
       const after = await lastCheckpoint(db);
       await new Promise((resolve) => setTimeout(resolve, 400));
       expect(await lastCheckpoint(db)).toBe(after);
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 
   it(
     'ends the thread when a checkpoint it asked for PANICs, saying why, as a query would',
@@ -257,9 +250,8 @@ describe('upkeep by the PGlite thread (PostgreSQL alone never checkpoints nor va
     60_000,
   );
 
-  it("vacuums the database's own tables as WAL is written, so old versions of rows updated in place are reclaimed", async () => {
-    const db = await startPgliteThread(undefined, PGLITE_SETTINGS, policy({ freezeWalBytes: 256 * 1024 }));
-    try {
+  it("vacuums the database's own tables as WAL is written, so old versions of rows updated in place are reclaimed", () =>
+    inThread({ freezeWalBytes: 256 * 1024 }, async (db) => {
       await db.exec(
         "CREATE TABLE snapshots (name text PRIMARY KEY, state text); INSERT INTO snapshots VALUES ('a', '')",
       );
@@ -276,14 +268,11 @@ describe('upkeep by the PGlite thread (PostgreSQL alone never checkpoints nor va
           `${i}:${randomBytes(6_000).toString('base64')}`,
         ]);
       expect(await until(async () => Number(await vacuums()) > 0)).toBe(true);
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 
   /** Spends `n` transaction ids: each statement outside a transaction commits on its own. */
   const commitEach = async (db: SqlDriver, n: number) => {
-    await db.exec('CREATE TABLE appended (n integer); CREATE TABLE filler (body text)');
+    await db.exec('CREATE TABLE appended (n integer)');
     for (let i = 0; i < n; i++) await db.query('INSERT INTO appended VALUES ($1)', [i]);
   };
   /** How many transactions ago the oldest unfrozen row of the database, and of `appended`, was written. */
@@ -295,39 +284,25 @@ describe('upkeep by the PGlite thread (PostgreSQL alone never checkpoints nor va
       )
     ).rows[0]!;
 
-  it('freezes its own tables as WAL is written, leaving the catalogs for their rarer pass', async () => {
-    const db = await startPgliteThread(
-      undefined,
-      PGLITE_SETTINGS,
-      policy({ freezeWalBytes: 64 * 1024, freezeAllAtAge: 2 ** 30 }),
-    );
-    try {
+  it('freezes its own tables as WAL is written, leaving the catalogs for their rarer pass', () =>
+    inThread({ freezeWalBytes: 64 * 1024, freezeAllAtAge: 2 ** 30 }, async (db) => {
       await commitEach(db, 500);
+      await db.exec('CREATE TABLE filler (body text)');
       await write(db, 200); // ~200 KB more of WAL
       expect(await until(async () => (await ages(db)).appended < 50)).toBe(true);
       expect((await ages(db)).database).toBeGreaterThanOrEqual(500);
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 
-  it('freezes the whole database once its oldest transaction is old enough, so the wraparound guard never stops writes', async () => {
-    const db = await startPgliteThread(
-      undefined,
-      PGLITE_SETTINGS,
-      policy({ freezeWalBytes: 2 ** 40, freezeAllAtAge: 1_000 }),
-    );
-    try {
+  it('freezes the whole database once its oldest transaction is old enough, so the wraparound guard never stops writes', () =>
+    inThread({ freezeWalBytes: 2 ** 40, freezeAllAtAge: 1_000 }, async (db) => {
       // The guard counts from the oldest unfrozen row of any database, initdb's templates included.
       const databases = await db.query<{ datname: string }>('SELECT datname FROM pg_database');
       expect(databases.rows.map((d) => d.datname)).toEqual(['postgres']);
       await commitEach(db, 1_200);
       expect(await until(async () => (await ages(db)).database < 500)).toBe(true);
       expect((await ages(db)).appended).toBeLessThan(500);
-    } finally {
-      await db.close();
-    }
-  });
+    }));
+
   it(
     'freezes at start what an earlier run left unfrozen, before any caller waits behind it',
     () =>

@@ -104,8 +104,12 @@ async function freezeOwnTables(tables) {
 
 async function maintainIfDue() {
   await freezeAllIfOld();
-  if ((await walNow()).since_freeze >= freezeWalBytes) await freezeOwnTables();
-  const { at, since_checkpoint } = await walNow();
+  let now = await walNow();
+  if (now.since_freeze >= freezeWalBytes) {
+    await freezeOwnTables();
+    now = await walNow();
+  }
+  const { at, since_checkpoint } = now;
   const late = Date.now() - lastCheckpoint.time >= everyMs && at !== lastCheckpoint.at;
   if (since_checkpoint < walBytes && !late) return;
   await db.exec('CHECKPOINT');
