@@ -2,18 +2,21 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { messageOf } from '../errors.ts';
 import { syncPath, syncTree } from '../fsync.ts';
 import { fromRoot } from '../paths.ts';
 
-// Run by a child `node`: it only needs PGlite, resolved to a file URL here so the child finds it
-// wherever it starts, and no TypeScript loader.
+// Run by a child `node`: it only needs PGlite and plain JavaScript of ours, resolved to file URLs
+// here so the child finds them wherever it starts, and no TypeScript loader.
 const INITDB = `
 const { PGlite } = await import(${JSON.stringify(import.meta.resolve('@electric-sql/pglite'))});
+const { dropTemplateDatabases } = await import(${JSON.stringify(pathToFileURL(fromRoot('shared', 'event-store', 'pglite-templates.mjs')).href)});
 const [dataDir, settings] = process.argv.slice(1);
 const db = new PGlite({ dataDir, startParams: [...PGlite.defaultStartParams, ...JSON.parse(settings)] });
 await db.waitReady;
+await dropTemplateDatabases(db);
 await db.close();
 `;
 

@@ -9,6 +9,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { SyncedNodeFS } from './pglite-synced-fs.mjs';
+import { dropTemplateDatabases } from './pglite-templates.mjs';
 
 const port = parentPort;
 if (!port) throw new Error('pglite-worker runs as a worker thread');
@@ -114,21 +115,6 @@ async function maintainIfDue() {
   if (since_checkpoint < walBytes && !late) return;
   await db.exec('CHECKPOINT');
   lastCheckpoint = { time: Date.now(), at: (await walNow()).at };
-}
-
-/**
- * initdb makes two template databases beside `postgres`, which PGlite opens; nothing here ever copies
- * them, and only a connection to a database can freeze its rows. Left alone, they would hold the
- * wraparound guard where initdb left it, so they are dropped (a no-op once done).
- */
-async function dropTemplateDatabases() {
-  const { rows } = await db.query(
-    "SELECT datname FROM pg_database WHERE datname IN ('template0', 'template1')",
-  );
-  for (const { datname } of rows) {
-    await db.exec(`ALTER DATABASE ${datname} IS_TEMPLATE false`);
-    await db.exec(`DROP DATABASE ${datname}`);
-  }
 }
 
 /**
@@ -243,7 +229,7 @@ const errorOf = (error) => ({
 const stopReasons = () => [...new Set(stopLines)];
 
 db.waitReady
-  .then(dropTemplateDatabases)
+  .then(() => dropTemplateDatabases(db))
   .then(startMaintenance)
   .then(
     () => port.postMessage({ id: 0, result: null }),

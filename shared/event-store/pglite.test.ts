@@ -63,8 +63,12 @@ describe('embedded PGlite store', () => {
     const template = join(parent, 'template');
     // initdb gives every cluster its own system identifier, in global/pg_control: a copy keeps it.
     const controlOf = (dir: string) => readFile(join(dir, 'global', 'pg_control'));
+    // A folder per database under base/: initdb makes template1, template0 and postgres.
+    const databasesIn = (dir: string) => readdir(join(dir, 'base'));
     try {
       await buildPgliteTemplate(PGLITE_SETTINGS, template);
+      // initdb's templates are dropped as the directory is made, not at a first start.
+      expect(await databasesIn(template)).toHaveLength(1);
       const copied = join(parent, 'copied', 'pglite');
       await initializePgliteDir(copied, PGLITE_SETTINGS, template);
       expect((await controlOf(copied)).equals(await controlOf(template))).toBe(true);
@@ -79,6 +83,7 @@ describe('embedded PGlite store', () => {
       await initializePgliteDir(made, PGLITE_SETTINGS, template);
       expect(existsSync(join(made, 'PG_VERSION'))).toBe(true);
       expect((await controlOf(made)).equals(await controlOf(template))).toBe(false);
+      expect(await databasesIn(made)).toHaveLength(1);
     } finally {
       await rm(parent, { recursive: true, force: true });
     }
