@@ -50,9 +50,14 @@ export interface PostgresStoreOptions {
 export async function openPostgresStore(
   options: PostgresStoreOptions,
 ): Promise<{ store: SqlEventStore; driver: SqlDriver }> {
-  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 20 });
+  const ownBackends = new OwnBackends();
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.poolSize ?? 20,
+    onConnect: (client) => ownBackends.confirm(client),
+  });
   pool.on('error', () => undefined); // an idle client's error surfaces on its next use
-  const ownBackends = backendsOf(pool);
+  pool.on('remove', (client) => ownBackends.forget(client));
   const driver = postgresDriver(pool);
   await migrate(driver);
 
@@ -74,26 +79,33 @@ export async function openPostgresStore(
  * The process ids of the backends serving the pool's connections, kept while each is open. An id
  * counts only once the backend confirms it (`pg_backend_pid()`): behind a connection pooler the id
  * a client is given is the pooler's own, which could be any backend's, and the backend serving a
- * connection changes from one transaction to the next, so nothing is passed over there.
+ * connection changes from one transaction to the next, so nothing is passed over there. Asked as
+ * the pool opens a connection, before the connection is handed out (one query at a time on it).
  */
-function backendsOf(pool: pg.Pool): Set<number> {
-  const ids = new Set<number>();
-  const removed = new WeakSet<pg.PoolClient>();
-  const idOf = (client: pg.PoolClient) => (client as pg.PoolClient & { processID?: number | null }).processID;
-  pool.on('connect', (client) => {
-    const id = idOf(client);
-    // Queued before the query the connection was opened for, so it runs first.
-    client
+class OwnBackends {
+  readonly #ids = new Set<number>();
+  readonly #removed = new WeakSet<pg.ClientBase>();
+
+  has(id: number): boolean {
+    return this.#ids.has(id);
+  }
+
+  async confirm(client: pg.ClientBase): Promise<void> {
+    const id = processIdOf(client);
+    // A connection that cannot say is used all the same: its echoes only cost subscribers a read.
+    const pid = await client
       .query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
-      .then(({ rows }) => {
-        if (typeof id === 'number' && rows[0]?.pid === id && !removed.has(client)) ids.add(id);
-      })
+      .then(({ rows }) => rows[0]?.pid)
       .catch(() => undefined);
-  });
-  pool.on('remove', (client) => {
-    removed.add(client);
-    const id = idOf(client);
-    if (typeof id === 'number') ids.delete(id);
-  });
-  return ids;
+    if (typeof id === 'number' && pid === id && !this.#removed.has(client)) this.#ids.add(id);
+  }
+
+  forget(client: pg.ClientBase): void {
+    this.#removed.add(client);
+    const id = processIdOf(client);
+    if (typeof id === 'number') this.#ids.delete(id);
+  }
 }
+
+const processIdOf = (client: pg.ClientBase) =>
+  (client as pg.ClientBase & { processID?: number | null }).processID;

@@ -70,5 +70,23 @@ describe.skipIf(database === undefined)(
       stop.abort();
       await following;
     });
+
+    // pg 8 queues a query sent to a connection still running another, with a deprecation warning;
+    // pg 9 will refuse it. Asking a new connection its backend id must come before it is handed out.
+    it('sends no query to a connection still running another', async () => {
+      const warnings: string[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning.message);
+      process.on('warning', onWarning);
+      try {
+        const { store } = await openPostgresStore({ connectionString: database!.url, poolSize: 8 });
+        stores.push(store);
+        // Sixteen reads at once: the pool opens a connection for each of the first eight.
+        await Promise.all(Array.from({ length: 16 }, () => store.readStream('wake-1')));
+        await sleep(10); // warnings are emitted on the next tick
+      } finally {
+        process.off('warning', onWarning);
+      }
+      expect(warnings.filter((message) => message.includes('already executing a query'))).toEqual([]);
+    });
   },
 );
