@@ -25,6 +25,19 @@ async function inNewDataDir(work: (dir: string) => Promise<void>): Promise<void>
   }
 }
 
+/**
+ * Puts a folder where PostgreSQL makes its next WAL file: writing past the one it is on then fails in
+ * a critical section, so PostgreSQL PANICs, as it does on a disk that is full. Returns the folder.
+ */
+async function blockNextWalFile(dir: string): Promise<string> {
+  const blocker = join(dir, 'pg_wal', 'xlogtemp.42');
+  await mkdir(blocker);
+  return blocker;
+}
+
+/** How a call is refused once that PANIC ended the thread. */
+const WAL_FILE_PANIC = /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42/;
+
 describe('PGlite in a worker thread', () => {
   let db: SqlDriver;
   beforeAll(async () => {
@@ -104,19 +117,15 @@ describe('PGlite in a worker thread', () => {
         const db = await startPgliteThread(dir, PGLITE_SETTINGS);
         await db.exec('CREATE TABLE kept (n integer)');
         await db.query('INSERT INTO kept VALUES (1)');
-        // A directory where PostgreSQL makes its next WAL file: writing past the one it is on fails, in
-        // a critical section, so PostgreSQL PANICs, as it does on a disk that is full.
-        const blocker = join(dir, 'pg_wal', 'xlogtemp.42');
-        await mkdir(blocker);
+        const blocker = await blockNextWalFile(dir);
         await db.query('SELECT pg_switch_wal()');
-        const reason = /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42/;
         const panic = await db.query('INSERT INTO kept VALUES (2)').catch((error: unknown) => error);
         expect(panic).toBeInstanceOf(EventLogStopped);
-        expect((panic as Error).message).toMatch(reason);
+        expect((panic as Error).message).toMatch(WAL_FILE_PANIC);
 
         // Before the thread ended on a PANIC, PGlite's next query never returned.
-        await expect(db.query('SELECT 1')).rejects.toThrow(reason);
-        expect((await db.lost)?.message).toMatch(reason);
+        await expect(db.query('SELECT 1')).rejects.toThrow(WAL_FILE_PANIC);
+        expect((await db.lost)?.message).toMatch(WAL_FILE_PANIC);
         await db.close();
 
         // Recovery needs that file too: the start fails, saying why in PostgreSQL's words.
@@ -135,8 +144,7 @@ describe('PGlite in a worker thread', () => {
       inNewDataDir(async (dir) => {
         const db = await startPgliteThread(dir, PGLITE_SETTINGS);
         await db.exec('CREATE TABLE kept (n integer)');
-        await mkdir(join(dir, 'pg_wal', 'xlogtemp.42'));
-        const reason = /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42/;
+        await blockNextWalFile(dir);
         const ended = await db
           .transaction(async (tx) => {
             await tx.query('INSERT INTO kept VALUES (1)');
@@ -145,8 +153,8 @@ describe('PGlite in a worker thread', () => {
           })
           .catch((error: unknown) => error);
         expect(ended).toBeInstanceOf(EventLogStopped);
-        expect((ended as Error).message).toMatch(reason);
-        expect((await db.lost)?.message).toMatch(reason);
+        expect((ended as Error).message).toMatch(WAL_FILE_PANIC);
+        expect((await db.lost)?.message).toMatch(WAL_FILE_PANIC);
         await db.close();
       }),
     60_000,

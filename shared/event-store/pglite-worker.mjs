@@ -97,19 +97,19 @@ async function freezeAllIfOld() {
   if (age >= freezeAllAtAge) await db.exec('VACUUM (FREEZE)');
 }
 
+/** Freezes the own tables; answers where the WAL is after it (`walNow`). */
 async function freezeOwnTables(tables) {
   const names = (tables ?? (await ownTables())).map((table) => table.name).join(', ');
   if (names) await db.exec(`VACUUM (FREEZE, SKIP_DATABASE_STATS) ${names}`);
-  lastFreeze = (await walNow()).at;
+  const now = await walNow();
+  lastFreeze = now.at;
+  return now;
 }
 
 async function maintainIfDue() {
   await freezeAllIfOld();
   let now = await walNow();
-  if (now.since_freeze >= freezeWalBytes) {
-    await freezeOwnTables();
-    now = await walNow();
-  }
+  if (now.since_freeze >= freezeWalBytes) now = await freezeOwnTables();
   const { at, since_checkpoint } = now;
   const late = Date.now() - lastCheckpoint.time >= everyMs && at !== lastCheckpoint.at;
   if (since_checkpoint < walBytes && !late) return;
