@@ -88,7 +88,7 @@ export function oauthCallbackAction(deps: AccountsDeps) {
       nonce: string;
     };
     const callbackUrl = new URL(flow.redirectUri);
-    callbackUrl.search = new URL(ctx.req.originalUrl, 'http://callback.invalid').search;
+    callbackUrl.search = new URL(ctx.req.url, 'http://callback.invalid').search;
     let profile: Awaited<ReturnType<typeof provider.exchange>>;
     try {
       profile = await provider.exchange(deps.env, {

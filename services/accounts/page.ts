@@ -1,4 +1,5 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import { sendBody } from '../../shared/http/request.ts';
 
 const escapeHtml = (text: string) =>
   text.replace(
@@ -31,34 +32,31 @@ ${code === undefined ? '' : `<p class="code">${escapeHtml(code)}</p>\n<p>Never g
 `;
 }
 
+const PAGE_HEADERS = {
+  'Cache-Control': 'no-store',
+  'Referrer-Policy': 'no-referrer',
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+};
+
 /**
  * Answers the browser with a small HTML page. The page loads nothing and sends no Referer, so the
  * callback URL it was reached by (code and state) goes nowhere else.
  */
 export function sendPage(
-  res: Response,
+  res: ServerResponse,
   status: number,
   { title, message, ok, code }: { title: string; message: string; ok: boolean; code?: string },
 ): void {
-  res
-    .status(status)
-    .set({
-      'Content-Type': 'text/html; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'Referrer-Policy': 'no-referrer',
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-      'X-Frame-Options': 'DENY',
-      'X-Content-Type-Options': 'nosniff',
-    })
-    .send(page(title, message, ok, code));
+  for (const [name, value] of Object.entries(PAGE_HEADERS)) res.setHeader(name, value);
+  sendBody(res, status, 'text/html; charset=utf-8', page(title, message, ok, code));
 }
 
 /** Sends the browser on to `location` (an allow-listed `redirect_to`), with no Referer either. */
-export function sendRedirect(res: Response, location: string): void {
-  res
-    .status(302)
-    .set({ Location: location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' })
-    .end();
+export function sendRedirect(res: ServerResponse, location: string): void {
+  res.writeHead(302, { Location: location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+  res.end();
 }
 
 /** The page of a completed sign-in: the one-time code to enter where the sign-in was started. */

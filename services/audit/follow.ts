@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors.ts';
 import { logReadFailures, resubscribing } from '../../shared/event-store/resubscribe.ts';
@@ -9,6 +9,7 @@ import { type ActionContext, defineAction } from '../../shared/http/action.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
 import { onHeartbeat } from '../../shared/http/heartbeat.ts';
 import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
+import { headerOf } from '../../shared/http/request.ts';
 import { openSse } from '../../shared/http/sse.ts';
 import { usageStreamId } from '../ai/usage/events.ts';
 import { auditView, streamFilter, typeFilter } from './view.ts';
@@ -65,7 +66,7 @@ export function followAction(gw: GatewayContext, options: FollowOptions) {
     }),
     handler: async (input, ctx) => {
       const stream = followedStream(ctx.identity, input.stream);
-      const header = ctx.req.header('last-event-id');
+      const header = headerOf(ctx.req, 'last-event-id');
       const resumed = header === undefined ? undefined : lastEventId.safeParse(header);
       if (resumed && !resumed.success)
         throw new ApiError('validation_failed', 'Last-Event-ID must be a log position (a whole number)', {
@@ -97,7 +98,7 @@ export function followAction(gw: GatewayContext, options: FollowOptions) {
  */
 async function pump(
   gw: GatewayContext,
-  res: Response,
+  res: ServerResponse,
   follow: {
     after: number;
     wanted(event: StoredEvent): boolean;

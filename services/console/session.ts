@@ -1,10 +1,11 @@
+import type { TLSSocket } from 'node:tls';
 import { parseCookie, stringifySetCookie } from 'cookie';
-import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { SecretBox } from '../../shared/crypto.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { type AnyRoute, defineRoute, noInput } from '../../shared/http/action.ts';
 import type { Authenticator, Identity } from '../../shared/http/identity.ts';
+import type { StudioRequest, StudioResponse } from '../../shared/http/request.ts';
 
 /**
  * The console's sign-in: the credential (admin key or user token) is kept in an HttpOnly cookie,
@@ -25,9 +26,13 @@ export interface ConsoleSessionDeps {
 }
 
 /** The credential of a console request, or undefined (no cookie, no header, expired, tampered). */
-export function consoleCredential(secrets: SecretBox, req: Request, now = Date.now()): string | undefined {
-  if (req.header(CONSOLE_HEADER) !== '1') return undefined;
-  const sealed = parseCookie(req.header('cookie') ?? '')[CONSOLE_COOKIE];
+export function consoleCredential(
+  secrets: SecretBox,
+  req: StudioRequest,
+  now = Date.now(),
+): string | undefined {
+  if (req.headers[CONSOLE_HEADER] !== '1') return undefined;
+  const sealed = parseCookie(req.headers.cookie ?? '')[CONSOLE_COOKIE];
   if (!sealed) return undefined;
   try {
     const session = sealedSession.parse(JSON.parse(secrets.decrypt(sealed)));
@@ -58,13 +63,13 @@ export function describeIdentity(identity: Identity) {
   }
 }
 
-function setCookie(req: Request, res: Response, value: string, maxAgeS: number): void {
-  res.append(
+function setCookie(req: StudioRequest, res: StudioResponse, value: string, maxAgeS: number): void {
+  res.appendHeader(
     'Set-Cookie',
     stringifySetCookie(CONSOLE_COOKIE, value, {
       httpOnly: true,
       sameSite: 'strict',
-      secure: req.secure,
+      secure: (req.socket as TLSSocket).encrypted === true,
       path: '/',
       maxAge: maxAgeS,
     }),
@@ -80,7 +85,7 @@ export function consoleSessionRoutes({ authenticator, secrets }: ConsoleSessionD
       identities: [],
       input: z.strictObject({ credential: z.string().trim().min(1).max(4096) }),
       handler: ({ credential }, { req, res }) => {
-        if (req.header(CONSOLE_HEADER) !== '1')
+        if (req.headers[CONSOLE_HEADER] !== '1')
           throw new ApiError('forbidden', `signing in to the console needs the ${CONSOLE_HEADER}: 1 header`);
         const who = describeIdentity(authenticator.identifyCredential(credential));
         const sealed = secrets.encrypt(

@@ -1,10 +1,9 @@
 import type { StudioConfig } from '../../shared/config.ts';
-import { ApiError } from '../../shared/errors.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
 import type { AnyRoute } from '../../shared/http/action.ts';
-import { baseApp } from '../../shared/http/app.ts';
+import { endExpressApp, expressApp } from '../../shared/http/app.ts';
 import { Drain } from '../../shared/http/drain.ts';
-import { errorMiddleware, sendError } from '../../shared/http/errors.ts';
+import { frontDoor } from '../../shared/http/front-door.ts';
 import { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import { hostsOf, originGuard } from '../../shared/http/origin-guard.ts';
 import { readinessOf } from '../../shared/http/probes.ts';
@@ -104,7 +103,8 @@ export function assembleRuntime(options: RuntimeAssemblyOptions) {
 
   const { host } = config.runtime;
   const drain = new Drain();
-  const app = baseApp(logger, undefined, drain, observeRequests(metrics, tracing()));
+  // The runtime's routes are matched by pattern (`/api/sdk/sessions/:id`): express's router finds them.
+  const app = expressApp();
   app.use(
     originGuard({
       extraHosts: hostsOf(host, config.runtime.publicUrl),
@@ -155,8 +155,19 @@ export function assembleRuntime(options: RuntimeAssemblyOptions) {
     routes.push(...sessionRoutes);
   }
   mountRuntimeConsole(app);
-  app.use((req, res) => sendError(res, new ApiError('not_found', `no route ${req.method} ${req.path}`)));
-  app.use(errorMiddleware(logger));
+  endExpressApp(app, logger);
+  const listener = frontDoor({ logger, drain, observe: observeRequests(metrics, tracing()), rest: app });
 
-  return { projections, live, plugins, sessions, effects, hub, app, drain, routes, document: docs.describe };
+  return {
+    projections,
+    live,
+    plugins,
+    sessions,
+    effects,
+    hub,
+    listener,
+    drain,
+    routes,
+    document: docs.describe,
+  };
 }

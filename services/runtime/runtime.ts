@@ -73,7 +73,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       store = opened;
       storeLost = opened.lost;
     }
-    const { projections, live, plugins, sessions, effects, hub, app, drain, routes } = assembleRuntime({
+    const { projections, live, plugins, sessions, effects, hub, listener, drain, routes } = assembleRuntime({
       ...options,
       store,
     });
@@ -86,7 +86,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     cleanups.push(() => effects.stop());
     if (hub) cleanups.push(async () => hub.close());
 
-    const { server, url } = await listen(app, host, port, logger);
+    const { server, url } = await listen(listener, host, port, logger);
     cleanups.push(
       () =>
         new Promise<void>((resolve) => {

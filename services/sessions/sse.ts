@@ -1,7 +1,8 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
 import { onHeartbeat } from '../../shared/http/heartbeat.ts';
+import { headerOf, queryOf } from '../../shared/http/request.ts';
 import { openSse } from '../../shared/http/sse.ts';
 import type { LiveBus, PartDelta } from './live.ts';
 import { sessionStreamId } from './session.ts';
@@ -12,9 +13,10 @@ export const MAX_PENDING_BYTES = 1024 * 1024;
 const PAGE = 500;
 
 /** `Last-Event-ID` or `?after=`: a stream revision, -1 for "from the start". */
-export function resumePoint(req: Request): number {
-  const header = req.header('last-event-id');
-  const query = typeof req.query.after === 'string' ? req.query.after : undefined;
+export function resumePoint(req: IncomingMessage): number {
+  const header = headerOf(req, 'last-event-id');
+  const after = queryOf(req).after;
+  const query = typeof after === 'string' ? after : undefined;
   const raw = header ?? query;
   if (raw === undefined || raw === '') return -1;
   if (!/^(-1|\d{1,15})$/.test(raw.trim())) {
@@ -74,7 +76,7 @@ export const goingAwayFrame = (cursor: number) =>
  * then live ones, plus live `part.delta` without ids, and a heartbeat comment every 15 s.
  */
 export async function streamSession(
-  res: Response,
+  res: ServerResponse,
   deps: {
     events: EventStore;
     hub: StreamHub;

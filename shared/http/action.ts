@@ -1,9 +1,9 @@
-import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { ErrorCode } from '../errors.ts';
 import type { EventMetadata } from '../event-store/types.ts';
 import type { WireDialect } from './dialect.ts';
 import type { Identity, IdentityKind } from './identity.ts';
+import type { StudioRequest, StudioResponse } from './request.ts';
 
 export type HttpMethod = 'GET' | 'POST';
 
@@ -16,8 +16,9 @@ export interface ActionContext<Params = unknown> {
   metadata: EventMetadata;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
-  req: Request;
-  res: Response;
+  /** Node's request and response (`StudioRequest`): express's methods are not there. */
+  req: StudioRequest;
+  res: StudioResponse;
 }
 
 /** A JSON answer whose status depends on what happened (e.g. 202 when a prompt was only queued). */
@@ -70,7 +71,7 @@ export interface Action<Input = unknown, Params = unknown> extends Endpoint<Inpu
   dialect?: WireDialect;
 }
 
-/** An endpoint at its own express path (`/api/sdk/sessions/:id`), outside the action registry. */
+/** An endpoint at its own path (`/api/sdk/sessions/:id`), outside the action registry. */
 export interface Route<Input = unknown, Params = unknown> extends Endpoint<Input, Params> {
   path: string;
 }

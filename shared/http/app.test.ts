@@ -1,9 +1,9 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger, type Logger } from '../logger.ts';
-import { baseApp } from './app.ts';
+import { endExpressApp, expressApp } from './app.ts';
+import { frontDoor } from './front-door.ts';
 
 let server: Server | undefined;
 afterEach(() => {
@@ -11,11 +11,11 @@ afterEach(() => {
   server = undefined;
 });
 
-/** baseApp with a few routes, listening on loopback; its log lines parsed. */
+/** The front door and an express app with a few routes, listening on loopback; its log lines parsed. */
 async function start(level: string) {
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger(level, { write: (line: string) => lines.push(JSON.parse(line)) });
-  const app: Express = baseApp(logger);
+  const app = expressApp();
   app.post('/echo', (_req, res) => {
     res.json({ ok: true });
   });
@@ -23,8 +23,9 @@ async function start(level: string) {
     res.status(503).json({ error: 'down' });
   });
   app.get('/hang', () => undefined);
+  endExpressApp(app, logger);
   const listening = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(frontDoor({ logger, rest: app })).listen(0, '127.0.0.1', () => resolve(s));
   });
   server = listening;
   const url = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;

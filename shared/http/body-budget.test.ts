@@ -1,4 +1,4 @@
-import { type ClientRequest, type IncomingMessage, request, type Server } from 'node:http';
+import { type ClientRequest, createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -37,7 +37,7 @@ beforeAll(async () => {
     largeBodiesBudgetBytes: 5 * MiB,
   });
   server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));
   });
   port = (server.address() as AddressInfo).port;
 });

@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { overloaded } from '../errors.ts';
 
 /** Bodies up to this size are not counted: every route takes them, and they are cheap. */
@@ -23,7 +23,7 @@ export class LargeBodyBudget {
    * Reserves room for `req`'s body until its response closes; a 503 `overloaded` (and the
    * connection closed, its body unread) when the budget is spent.
    */
-  hold(req: Request, res: Response, limit: number): void {
+  hold(req: IncomingMessage, res: ServerResponse, limit: number): void {
     // A body may not need more than the whole budget: it is then alone, but never always refused.
     const bytes = Math.min(largeBodyBytes(req, limit), this.totalBytes);
     if (bytes === 0) return;
@@ -43,7 +43,7 @@ export class LargeBodyBudget {
  * What a body may take: its declared length when that is over 1 MiB; the route's whole limit when
  * the length is unknown (chunked) or the body is compressed (it may inflate up to the limit).
  */
-function largeBodyBytes(req: Request, limit: number): number {
+function largeBodyBytes(req: IncomingMessage, limit: number): number {
   if (limit <= SMALL_BODY_BYTES) return 0;
   const encoding = req.headers['content-encoding']?.trim().toLowerCase();
   const declared = req.headers['content-length'];

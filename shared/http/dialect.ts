@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { ApiError } from '../errors.ts';
 import type { Authenticator, Identity } from './identity.ts';
@@ -21,15 +21,12 @@ export interface WireDialect {
   errorSchema?: z.ZodType;
 }
 
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Set when the request is for an action that speaks another API's wire format. */
-    dialect?: WireDialect;
-  }
-}
-
 /** From here on the request is answered in `dialect`: its request id headers now, its errors later. */
-export function speak(req: Request, res: Response, dialect: WireDialect): void {
+export function speak(
+  req: { requestId: string; dialect?: WireDialect },
+  res: ServerResponse,
+  dialect: WireDialect,
+): void {
   req.dialect = dialect;
   for (const header of dialect.requestIdHeaders ?? []) res.setHeader(header, req.requestId);
 }
@@ -38,14 +35,15 @@ export function speak(req: Request, res: Response, dialect: WireDialect): void {
  * `Authorization: Bearer …` as everywhere; where the dialect names a credential header and no
  * Authorization was sent, that header's value (a client configured with an API key sends only it).
  */
-export function identify(
+export function identify<Req extends IncomingMessage & { dialect?: WireDialect }>(
   authenticator: Authenticator,
-  req: Request,
-  sessionCredential?: (req: Request) => string | undefined,
+  req: Req,
+  sessionCredential?: (req: Req) => string | undefined,
 ): Identity {
-  const authorization = req.header('authorization');
+  const authorization = req.headers.authorization;
   const header = req.dialect?.credentialHeader;
-  const key = header === undefined ? undefined : req.header(header)?.trim();
+  const value = header === undefined ? undefined : req.headers[header.toLowerCase()];
+  const key = (Array.isArray(value) ? value[0] : value)?.trim();
   if (!authorization && key) return authenticator.identifyCredential(key);
   const session = authorization ? undefined : sessionCredential?.(req);
   if (session) return authenticator.identifyCredential(session);

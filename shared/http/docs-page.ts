@@ -1,9 +1,11 @@
+import type { ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import type { RequestHandler, Response, Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { ApiError } from '../errors.ts';
 import { fromRoot } from '../paths.ts';
 import { defineRoute, noInput } from './action.ts';
+import { sendBody } from './request.ts';
 
 /**
  * `GET /docs`: the API reference, Swagger UI over this app's OpenAPI document, served from the
@@ -33,7 +35,7 @@ const VENDOR_FILES: Record<string, string> = {
 
 const vendorDir = dirname(createRequire(fromRoot('package.json')).resolve('swagger-ui-dist/package.json'));
 
-function secureHeaders(res: Response, contentType: string): void {
+function secureHeaders(res: ServerResponse, contentType: string): void {
   res.setHeader('Content-Type', contentType);
   res.setHeader('Content-Security-Policy', DOCS_CSP);
   res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -73,8 +75,9 @@ export function docsRoute(title: string) {
     input: noInput,
     produces: ['text/html'],
     handler: (_input, { res }) => {
-      secureHeaders(res, 'text/html; charset=utf-8');
-      res.send(page(title));
+      const html = 'text/html; charset=utf-8';
+      secureHeaders(res, html);
+      sendBody(res, 200, html, page(title));
       return undefined;
     },
   });

@@ -1,9 +1,7 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
-import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors.ts';
 import { IdleWaiters } from '../idle-waiters.ts';
-import { sendError } from './errors.ts';
 
 /** What a refused client is told to wait before it tries again (elsewhere: this process is going). */
 export const DRAIN_RETRY_AFTER_S = 1;
@@ -11,7 +9,7 @@ export const DRAIN_RETRY_AFTER_S = 1;
 /** Paths still answered while draining: the probes, so that a supervisor sees why. */
 const PROBES = new Set(['/health', '/ready']);
 
-const drainOf = new WeakMap<Request, Drain>();
+const drainOf = new WeakMap<IncomingMessage, Drain>();
 
 /**
  * A process being stopped without cutting anyone off. Until `begin`, it only counts the requests in
@@ -25,7 +23,7 @@ export class Drain {
   #announced = false;
   #draining = false;
   /** Each request in flight: whether its answer has closed, and how many hold it open besides. */
-  readonly #requests = new Map<Request, { res: Response; closed: boolean; holds: number }>();
+  readonly #requests = new Map<IncomingMessage, { res: ServerResponse; closed: boolean; holds: number }>();
   readonly #goingAway = new Set<() => void>();
   readonly #idle = new IdleWaiters(() => this.#requests.size === 0);
 
@@ -39,32 +37,29 @@ export class Drain {
     return this.#requests.size;
   }
 
-  /** The app's first middleware (after request ids): counts requests, and refuses them once draining. */
-  middleware(): RequestHandler {
-    return (req, res, next) => {
-      if (this.#draining) {
-        res.setHeader('Connection', 'close');
-        if (!PROBES.has(req.path)) {
-          sendError(res, refusal());
-          return;
-        }
-      }
-      const entry = { res, closed: false, holds: 0 };
-      this.#requests.set(req, entry);
-      drainOf.set(req, this);
-      res.once('close', () => {
-        entry.closed = true;
-        this.#release(req, entry);
-      });
-      next();
-    };
+  /**
+   * The front door's step (after request ids): counts the request at `path`, or throws the 503 that
+   * refuses it once draining.
+   */
+  admit(req: IncomingMessage, res: ServerResponse, path: string): void {
+    if (this.#draining) {
+      res.setHeader('Connection', 'close');
+      if (!PROBES.has(path)) throw refusal();
+    }
+    const entry = { res, closed: false, holds: 0 };
+    this.#requests.set(req, entry);
+    drainOf.set(req, this);
+    res.once('close', () => {
+      entry.closed = true;
+      this.#release(req, entry);
+    });
   }
 
   /**
    * Keeps the request counted until the returned function is called, beyond its answer's close:
    * `serve` holds it while the handler runs, so work done after a client left is waited for too.
    */
-  static hold(req: Request): () => void {
+  static hold(req: IncomingMessage): () => void {
     const drain = drainOf.get(req);
     const entry = drain ? drain.#requests.get(req) : undefined;
     if (!drain || !entry) return () => {};
@@ -78,7 +73,7 @@ export class Drain {
     };
   }
 
-  #release(req: Request, entry: { closed: boolean; holds: number }): void {
+  #release(req: IncomingMessage, entry: { closed: boolean; holds: number }): void {
     if (!entry.closed || entry.holds > 0) return;
     this.#requests.delete(req);
     this.#idle.check();

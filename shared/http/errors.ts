@@ -1,9 +1,11 @@
+import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiError, DomainError } from '../errors.ts';
 import { storageUnavailable } from '../event-store/sql-driver.ts';
 import { EventLogStopped, UnstorableIdentifier } from '../event-store/types.ts';
 import type { Logger } from '../logger.ts';
+import { type StudioResponse, sendJson } from './request.ts';
 
 /** zod issues as the `details` of a 400, and the first failing field as `param`. */
 export function validationError(error: z.ZodError, where: 'body' | 'query' | 'path'): ApiError {
@@ -90,15 +92,16 @@ function formatBytes(bytes: number | undefined): string {
   return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }
 
-export function sendError(res: Response, error: ApiError): void {
+export function sendError(res: ServerResponse, error: ApiError): void {
   const requestId = String(res.getHeader('x-request-id') ?? '');
   for (const [name, value] of Object.entries(error.options.headers ?? {})) res.setHeader(name, value);
-  const dialect = res.req?.dialect;
-  res.status(error.status).json(dialect ? dialect.errorBody(error, requestId) : error.toBody(requestId));
+  const dialect = (res as StudioResponse).req?.dialect;
+  sendJson(res, error.status, dialect ? dialect.errorBody(error, requestId) : error.toBody(requestId));
 }
 
-export function errorMiddleware(logger: Logger) {
-  return (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+/** Answers anything thrown while serving a request in the one envelope; only the unexpected is a 500. */
+export function answerError(logger: Logger): (error: unknown, res: ServerResponse) => void {
+  return (error, res) => {
     const known = toApiError(error);
     if (known) {
       // A server-side failure told to the client in general words: the operator needs its own.
@@ -114,4 +117,10 @@ export function errorMiddleware(logger: Logger) {
     }
     sendError(res, new ApiError('internal_error', 'internal error'));
   };
+}
+
+/** `answerError` as express's error middleware, for what express serves. */
+export function errorMiddleware(logger: Logger) {
+  const answer = answerError(logger);
+  return (error: unknown, _req: Request, res: Response, _next: NextFunction) => answer(error, res);
 }

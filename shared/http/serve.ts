@@ -1,4 +1,5 @@
-import express, { type Request, type Response, type Router } from 'express';
+import bodyParser from 'body-parser';
+import type { Router } from 'express';
 import type { z } from 'zod';
 import { ApiError } from '../errors.ts';
 import { noteEndpoint } from '../observability/http.ts';
@@ -6,11 +7,12 @@ import { type ActionContext, type AnyEndpoint, type AnyRoute, StatusAnswer } fro
 import { type LargeBodyBudget, SMALL_BODY_BYTES } from './body-budget.ts';
 import { Drain } from './drain.ts';
 import { validationError } from './errors.ts';
+import { REQUEST_ID } from './front-door.ts';
 import { actorOf, type Identity, type IdentityKind } from './identity.ts';
+import { headerOf, queryOf, type StudioRequest, type StudioResponse, sendJson } from './request.ts';
 
 /** An endpoint's body limit unless it says otherwise; larger bodies count against `LargeBodyBudget`. */
 export const BODY_LIMIT_BYTES = SMALL_BODY_BYTES;
-export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** What one app decides for every endpoint it serves. */
 export interface ServePolicy {
@@ -29,11 +31,11 @@ export interface ServePolicy {
  */
 export async function serve(
   endpoint: AnyEndpoint,
-  req: Request,
-  res: Response,
-  policy: ServePolicy = {},
-  /** The path's params when the router did not set them (a registry action named with `:params`). */
-  pathParams: Record<string, unknown> = { ...req.params },
+  req: StudioRequest,
+  res: StudioResponse,
+  policy: ServePolicy,
+  /** The path's `:params`, as the path matched them. */
+  pathParams: Record<string, unknown>,
 ): Promise<void> {
   noteEndpoint(res, endpoint);
   // A draining process waits for the handler too, not only for the answer's close.
@@ -47,8 +49,8 @@ export async function serve(
 
 async function serveHeld(
   endpoint: AnyEndpoint,
-  req: Request,
-  res: Response,
+  req: StudioRequest,
+  res: StudioResponse,
   policy: ServePolicy,
   pathParams: Record<string, unknown>,
 ): Promise<void> {
@@ -84,17 +86,17 @@ async function serveHeld(
   const result = await endpoint.handler(input, ctx);
   if (res.headersSent || result === undefined) return;
   const shape = policy.shape ?? ((body: unknown) => body);
-  if (result instanceof StatusAnswer) res.status(result.status).json(shape(result.body));
-  else res.status(endpoint.status ?? 200).json(shape(result));
+  if (result instanceof StatusAnswer) sendJson(res, result.status, shape(result.body));
+  else sendJson(res, endpoint.status ?? 200, shape(result));
 }
 
-/** Serves each route at its method and path through `serve`, under one policy. */
+/** Serves each route at its method and path (express's router matches them) through `serve`, under one policy. */
 export function mountRoutes(router: Router, routes: readonly AnyRoute[], policy: ServePolicy = {}): void {
   for (const route of routes) {
     const method = route.method === 'GET' ? 'get' : 'post';
     router[method](route.path, async (req, res, next) => {
       try {
-        await serve(route, req, res, policy);
+        await serve(route, req, res, policy, { ...req.params });
       } catch (error) {
         next(error);
       }
@@ -102,12 +104,13 @@ export function mountRoutes(router: Router, routes: readonly AnyRoute[], policy:
   }
 }
 
-const jsonParsers = new Map<number, ReturnType<typeof express.json>>();
+const jsonParsers = new Map<number, ReturnType<typeof bodyParser.json>>();
 
-export function readJsonBody(req: Request, res: Response, limit: number): Promise<void> {
+/** Reads the body as JSON into `req.body`, up to `limit` bytes once decoded (gzip, deflate, br). */
+export function readJsonBody(req: StudioRequest, res: StudioResponse, limit: number): Promise<void> {
   let parser = jsonParsers.get(limit);
   if (!parser) {
-    parser = express.json({ limit, type: ['application/json', 'application/*+json'] });
+    parser = bodyParser.json({ limit, type: ['application/json', 'application/*+json'] });
     jsonParsers.set(limit, parser);
   }
   const parse = parser;
@@ -124,12 +127,12 @@ function authorize(allowed: readonly IdentityKind[], identity: Identity): void {
   throw new ApiError('forbidden', `this action is for ${allowed.join(' or ')}, not ${identity.kind}`);
 }
 
-function parseInput(endpoint: AnyEndpoint, req: Request): unknown {
+function parseInput(endpoint: AnyEndpoint, req: StudioRequest): unknown {
   const where = endpoint.method === 'GET' ? 'query' : 'body';
   if (where === 'body' && req.body === undefined && hasBody(req)) {
     throw new ApiError('invalid_json', 'the request body must be JSON (Content-Type: application/json)');
   }
-  return parseWith(endpoint.input, where === 'query' ? { ...req.query } : (req.body ?? {}), where);
+  return parseWith(endpoint.input, where === 'query' ? { ...queryOf(req) } : (req.body ?? {}), where);
 }
 
 function parseWith<T>(schema: z.ZodType<T>, raw: unknown, where: 'body' | 'query' | 'path'): T {
@@ -138,8 +141,8 @@ function parseWith<T>(schema: z.ZodType<T>, raw: unknown, where: 'body' | 'query
   return parsed.data;
 }
 
-function hasBody(req: Request): boolean {
-  return Number(req.header('content-length') ?? 0) > 0 || req.header('transfer-encoding') !== undefined;
+function hasBody(req: StudioRequest): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** A user may only act on their own studio: a `studio_id` in the input must be the token's. */
@@ -153,7 +156,7 @@ function checkStudio(input: unknown, identity: Identity): void {
   }
 }
 
-function correlationIdOf(req: Request): string {
-  const given = req.header('x-correlation-id');
+function correlationIdOf(req: StudioRequest): string {
+  const given = headerOf(req, 'x-correlation-id');
   return given && REQUEST_ID.test(given) ? given : req.requestId;
 }

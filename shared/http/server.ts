@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Express } from 'express';
 import { ConfigError } from '../config.ts';
 import { ApiError, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -17,11 +16,16 @@ export interface Listening {
 }
 
 /**
- * Every Studio HTTP server is made here: the same timeouts, and requests that fail below express
+ * Every Studio HTTP server is made here: the same timeouts, and requests that fail below the front door
  * (over-long headers or URL, a malformed request line, an incomplete request) still get the one
  * error envelope with a request id instead of Node's bare status line.
  */
-export async function listen(app: Express, host: string, port: number, logger: Logger): Promise<Listening> {
+export async function listen(
+  app: RequestListener,
+  host: string,
+  port: number,
+  logger: Logger,
+): Promise<Listening> {
   const server = createServer(
     { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS },
     app,

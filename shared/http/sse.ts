@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { noteSseOpened } from '../observability/http.ts';
 
 /**
@@ -8,8 +8,8 @@ import { noteSseOpened } from '../observability/http.ts';
  * (The events written in one tick already leave in one write: a response's write corks its socket
  * and uncorks it on the next tick.)
  */
-export function openSse(res: Response): void {
-  res.status(200);
+export function openSse(res: ServerResponse): void {
+  res.statusCode = 200;
   res.setHeader('content-type', 'text/event-stream; charset=utf-8');
   res.setHeader('cache-control', 'no-cache, no-transform');
   res.setHeader('connection', 'keep-alive');
@@ -21,6 +21,6 @@ export function openSse(res: Response): void {
 }
 
 /** Writes one event; each `res.write` goes to the socket at once (no compression, no buffering). */
-export function writeSse(res: Response, data: string, event?: string): boolean {
+export function writeSse(res: ServerResponse, data: string, event?: string): boolean {
   return res.write(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
 }

@@ -1,5 +1,6 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyAction, AnyEndpoint, AnyRoute } from '../http/action.ts';
+import type { StudioRequest } from '../http/request.ts';
 import type { StudioMetrics } from './metrics.ts';
 import type { RequestTracing } from './tracing.ts';
 
@@ -13,11 +14,11 @@ interface ObservedRequest {
   pattern?: string;
 }
 
-declare module 'express-serve-static-core' {
-  interface Locals {
-    observed?: ObservedRequest;
-  }
-}
+/** What is observed of each response in flight. */
+const observedOf = new WeakMap<ServerResponse, ObservedRequest>();
+
+/** A step of the front door: observes the request, then calls `next` (inside its span, when traced). */
+export type RequestObserver = (req: StudioRequest, res: ServerResponse, next: () => void) => void;
 
 /**
  * Counts and times every request by the route pattern that served it, and (when traces are on)
@@ -27,11 +28,11 @@ declare module 'express-serve-static-core' {
 export function observeRequests(
   metrics: StudioMetrics,
   tracing?: RequestTracing & { enabled: boolean },
-): RequestHandler {
+): RequestObserver {
   const traced = tracing?.enabled ? tracing : undefined;
   return (req, res, next) => {
     const observed: ObservedRequest = { start: performance.now(), metrics };
-    res.locals.observed = observed;
+    observedOf.set(res, observed);
     res.once('close', () => {
       const seconds = (performance.now() - observed.start) / 1000;
       // 499: the client left before an answer began (nginx's convention).
@@ -43,47 +44,41 @@ export function observeRequests(
 }
 
 /** `serve` names the endpoint it runs, so the request is counted under its pattern. */
-export function noteEndpoint(res: Response, endpoint: AnyEndpoint): void {
-  const observed = observedOf(res);
+export function noteEndpoint(res: ServerResponse, endpoint: AnyEndpoint): void {
+  const observed = observedOf.get(res);
   if (observed) observed.endpoint = endpoint;
 }
 
 /** The app matched the request's path to `pattern` itself (express's router set no route). */
-export function notePattern(res: Response, pattern: string): void {
-  const observed = observedOf(res);
+export function notePattern(res: ServerResponse, pattern: string): void {
+  const observed = observedOf.get(res);
   if (observed) observed.pattern = pattern;
 }
 
 /** Seconds since the request arrived (0 when nothing observes it). */
-export function secondsSinceArrival(res: Response): number {
-  const observed = observedOf(res);
+export function secondsSinceArrival(res: ServerResponse): number {
+  const observed = observedOf.get(res);
   return observed ? (performance.now() - observed.start) / 1000 : 0;
 }
 
 /** An SSE answer began: counted as open until its response closes. */
-export function noteSseOpened(req: Request, res: Response): void {
-  const observed = observedOf(res);
+export function noteSseOpened(req: IncomingMessage, res: ServerResponse): void {
+  const observed = observedOf.get(res);
   if (!observed) return;
   res.once('close', observed.metrics.sseOpened(routeOf(req, observed)));
 }
 
-/** What the hook keeps of a request; none for a response that is not express's (or not observed). */
-const observedOf = (res: Response): ObservedRequest | undefined =>
-  (res.locals as Response['locals'] | undefined)?.observed;
-
 const patterns = new WeakMap<AnyEndpoint, string>();
 
 /** The pattern that served a request: a registry action, a route's path, express's route or mount path, or `unmatched`. */
-function routeOf(req: Request, observed: ObservedRequest): string {
+function routeOf(req: IncomingMessage, observed: ObservedRequest): string {
   const { endpoint } = observed;
-  if (endpoint === undefined)
-    // Not served by `serve`: the pattern the app matched, express's route, else the path a
-    // middleware was mounted at (static files).
-    return (
-      observed.pattern ??
-      (req.route as { path?: unknown } | undefined)?.path?.toString() ??
-      (req.baseUrl || 'unmatched')
-    );
+  if (endpoint === undefined) {
+    // Not served by `serve`: the pattern the app matched, else (served by express) express's
+    // route, else the path a middleware was mounted at (static files).
+    const { route, baseUrl } = req as { route?: { path?: unknown }; baseUrl?: string };
+    return observed.pattern ?? route?.path?.toString() ?? (baseUrl || 'unmatched');
+  }
   let pattern = patterns.get(endpoint);
   if (pattern === undefined) {
     const named = endpoint as Partial<AnyAction & AnyRoute>;

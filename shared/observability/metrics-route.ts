@@ -1,6 +1,7 @@
 import { secretEquals } from '../crypto.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, noInput } from '../http/action.ts';
+import { sendBody } from '../http/request.ts';
 import type { StudioMetrics } from './metrics.ts';
 
 /** Who may scrape: `allowed` for the admin key or STUDIO_METRICS_TOKEN, `forbidden` for another valid credential. */
@@ -25,7 +26,7 @@ export function metricsRoute(metrics: StudioMetrics, access: ScrapeAccess) {
     produces: ['text/plain'],
     errors: ['unauthenticated', 'forbidden'],
     handler: async (_input, { req, res }) => {
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(req.header('authorization') ?? '');
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
       const verdict = match ? access(match[1]!) : 'unknown';
       if (verdict === 'unknown')
         throw new ApiError(
@@ -35,8 +36,7 @@ export function metricsRoute(metrics: StudioMetrics, access: ScrapeAccess) {
       if (verdict === 'forbidden')
         throw new ApiError('forbidden', 'metrics are for the admin key or STUDIO_METRICS_TOKEN');
       const { contentType, text } = await metrics.scrape();
-      res.status(200).setHeader('content-type', contentType);
-      res.end(text);
+      sendBody(res, 200, contentType, text);
       return undefined;
     },
   });

@@ -4,7 +4,6 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Request, Response } from 'express';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chatCompletionsAction } from '../../services/ai/actions/chat-completions.ts';
@@ -18,6 +17,7 @@ import { FREE } from '../../services/ai/prices/price.ts';
 import { InFlight } from '../../services/ai/routing/in-flight.ts';
 import type { UsageRecorder } from '../../services/ai/usage/recorder.ts';
 import type { ActionContext, AnyAction } from '../../shared/http/action.ts';
+import type { StudioRequest, StudioResponse } from '../../shared/http/request.ts';
 
 type UsageEvent = Parameters<UsageRecorder['record']>[0];
 
@@ -80,13 +80,9 @@ async function run(
       requestId: 'req_1',
       metadata: { actor: 'test' },
       signal: new AbortController().signal,
-      req: req as unknown as Request,
-      res: Object.assign(res, {
-        status: (code: number) => {
-          res.statusCode = code;
-          return res;
-        },
-      }) as unknown as Response,
+      params: {},
+      req: req as StudioRequest,
+      res: res as StudioResponse,
     } as ActionContext;
     void handler(input, ctx);
   });

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -68,7 +68,7 @@ beforeAll(async () => {
     health: async () => ({ status: 'ok' }),
   });
   server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));
   });
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

@@ -2,9 +2,10 @@ import type { Server } from 'node:http';
 import { Agent } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineRoute, noInput } from '../../shared/http/action.ts';
-import { baseApp } from '../../shared/http/app.ts';
+import { endExpressApp, expressApp } from '../../shared/http/app.ts';
 import { Drain, finishDraining } from '../../shared/http/drain.ts';
-import { errorMiddleware } from '../../shared/http/errors.ts';
+import { frontDoor } from '../../shared/http/front-door.ts';
+import { sendJson } from '../../shared/http/request.ts';
 import { mountRoutes } from '../../shared/http/serve.ts';
 import { listen } from '../../shared/http/server.ts';
 import { openSse } from '../../shared/http/sse.ts';
@@ -30,7 +31,7 @@ afterEach(() => {
 async function start() {
   const logger = createLogger('silent');
   const drain = new Drain();
-  const app = baseApp(logger, undefined, drain);
+  const app = expressApp();
   const streamEnd = gate();
   const afterAnswer = gate();
   const done: string[] = [];
@@ -56,7 +57,7 @@ async function start() {
         path: '/record-after',
         input: noInput,
         handler: async (_input, { res }) => {
-          res.json({ ok: true });
+          sendJson(res, 200, { ok: true });
           await afterAnswer.wait;
           done.push('recorded');
           return undefined;
@@ -65,8 +66,8 @@ async function start() {
     ],
     { identities: [] },
   );
-  app.use(errorMiddleware(logger));
-  const listening = await listen(app, '127.0.0.1', 0, logger);
+  endExpressApp(app, logger);
+  const listening = await listen(frontDoor({ logger, drain, rest: app }), '127.0.0.1', 0, logger);
   server = listening.server;
   return { drain, server: listening.server, url: listening.url, streamEnd, afterAnswer, done };
 }

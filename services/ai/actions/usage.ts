@@ -79,7 +79,8 @@ export function usageAction({ gw }: AiDeps) {
         ctx.res.setHeader('content-type', 'text/csv; charset=utf-8');
         ctx.res.setHeader('content-disposition', 'attachment; filename="usage.csv"');
         ctx.res.setHeader('x-content-type-options', 'nosniff');
-        ctx.res.status(200).end(toCsv([...fields, ...USAGE_MEASURES], rows));
+        ctx.res.statusCode = 200;
+        ctx.res.end(toCsv([...fields, ...USAGE_MEASURES], rows));
         return undefined;
       }
       return {

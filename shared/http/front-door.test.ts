@@ -1,0 +1,98 @@
+import { createServer, IncomingMessage, type Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createLogger } from '../logger.ts';
+import { defineAction, defineRoute, defineService, noInput } from './action.ts';
+import { createHttpApp } from './app.ts';
+import { Authenticator } from './identity.ts';
+import { ActionRegistry } from './registry.ts';
+
+/** Whether a request and its response are Node's own objects, as made, or were given other prototypes. */
+const prototypesOf = (req: object, res: object) => ({
+  req: Object.getPrototypeOf(req) === IncomingMessage.prototype,
+  res: Object.getPrototypeOf(res) === ServerResponse.prototype,
+});
+
+const service = defineService({
+  id: 'probe',
+  name: 'Probe',
+  env: [],
+  actions: [
+    defineAction({
+      service: 'probe',
+      action: 'prototypes',
+      method: 'POST',
+      identities: [],
+      input: z.object({ text: z.string() }),
+      handler: ({ text }, { req, res }) => ({ text, nodes: prototypesOf(req, res) }),
+    }),
+  ],
+});
+
+let server: Server;
+let url: string;
+beforeAll(async () => {
+  const listener = createHttpApp({
+    registry: new ActionRegistry().register(service),
+    authenticator: new Authenticator('test-admin-key-0123456789-0123456789', { findByHash: () => undefined }),
+    logger: createLogger('silent'),
+    health: async () => ({ status: 'ok' }),
+    routes: [
+      defineRoute({
+        method: 'GET',
+        path: '/outside',
+        identities: [],
+        input: noInput,
+        handler: (_input, { req, res }) => ({ nodes: prototypesOf(req, res) }),
+      }),
+    ],
+  });
+  server = await new Promise<Server>((resolve) => {
+    const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
+  });
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+describe('the front door', () => {
+  it("serves the API's actions on Node's own request and response: express never touches them", async () => {
+    const res = await fetch(`${url}/v1/probe/prototypes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'req-front-1' },
+      body: JSON.stringify({ text: 'hi' }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('x-request-id')).toBe('req-front-1');
+    expect(await res.json()).toEqual({ text: 'hi', nodes: { req: true, res: true } });
+  });
+
+  it('hands what is not its own to express, behind the same first steps', async () => {
+    const res = await fetch(`${url}/outside`, { headers: { 'x-request-id': 'req-front-2' } });
+    expect(res.headers.get('x-request-id')).toBe('req-front-2');
+    expect(await res.json()).toEqual({ nodes: { req: false, res: false } });
+  });
+
+  it('answers errors of both in the one envelope', async () => {
+    const bad = await fetch(`${url}/v1/probe/prototypes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"text":',
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: { code: 'invalid_json' } });
+    const missing = await fetch(`${url}/nowhere`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({
+      error: {
+        code: 'not_found',
+        message: 'no route GET /nowhere',
+        request_id: missing.headers.get('x-request-id'),
+      },
+    });
+  });
+});
