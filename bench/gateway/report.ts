@@ -272,12 +272,15 @@ export function report(input: ReportInput): string {
         );
       }
       const p99 = paired(st.even.p99, thin.even.p99, minus);
-      row(
-        `even ${even} req/s: p99 within ${AIM.p99VsThinAt1000Ms} ms of the thin proxy’s`,
-        p99,
-        `${fmtAdded(p99)} ms (${fmt(summarize(st.even.p99))} against ${fmt(summarize(thin.even.p99))})`,
-        (x) => x <= AIM.p99VsThinAt1000Ms,
-      );
+      const p99Aim = `even ${even} req/s: p99 within ${AIM.p99VsThinAt1000Ms} ms of the thin proxy’s`;
+      const p99Text = `${fmtAdded(p99)} ms (${fmt(summarize(st.even.p99))} against ${fmt(summarize(thin.even.p99))})`;
+      // A rate near either one's capacity measures the machine's queue, not the aim (see ¹).
+      const overloaded = ([key, 'thin'] as const).filter((k) => saturated(k) !== undefined);
+      if (p99 && overloaded.length > 0)
+        rows.push(
+          `| ${p99Aim} | ${p99Text} | not measurable here: ${even} req/s is more than half of what ${overloaded.map((k) => LABELS[k]).join(' and ')} served at most |`,
+        );
+      else row(p99Aim, p99, p99Text, (x) => x <= AIM.p99VsThinAt1000Ms);
       const p50 = paired(st.json.p50, thin.json.p50, minus);
       row(
         `unloaded (${UNLOADED_RATE}/s) p50 within ${AIM.p50VsThinMs} ms of the thin proxy’s (JSON)`,
