@@ -121,7 +121,7 @@ function requestLog(logger: Logger): (req: StudioRequest, res: StudioResponse) =
 }
 
 /** Query values may carry codes or states (OAuth callbacks): logs keep only their names. */
-export function withoutQueryValues(url: string): string {
+function withoutQueryValues(url: string): string {
   const at = url.indexOf('?');
   if (at < 0) return url;
   const names = url
