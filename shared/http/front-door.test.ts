@@ -21,6 +21,21 @@ const service = defineService({
   actions: [
     defineAction({
       service: 'probe',
+      action: 'broken-dialect',
+      method: 'POST',
+      identities: [],
+      // A dialect whose error shape cannot be made: answering any refusal fails.
+      dialect: {
+        name: 'broken',
+        errorBody: () => {
+          throw new Error('no error shape');
+        },
+      },
+      input: z.object({ text: z.string() }),
+      handler: ({ text }) => ({ text }),
+    }),
+    defineAction({
+      service: 'probe',
       action: 'prototypes',
       method: 'POST',
       identities: [],
@@ -75,6 +90,21 @@ describe('the front door', () => {
     const res = await fetch(`${url}/outside`, { headers: { 'x-request-id': 'req-front-2' } });
     expect(res.headers.get('x-request-id')).toBe('req-front-2');
     expect(await res.json()).toEqual({ nodes: { req: false, res: false } });
+  });
+
+  it('cuts the connection when even an error cannot be answered, and goes on serving', async () => {
+    const broken = fetch(`${url}/v1/probe/broken-dialect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
+    await expect(broken).rejects.toThrow();
+    const next = await fetch(`${url}/v1/probe/prototypes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'still here' }),
+    });
+    expect(await next.json()).toMatchObject({ text: 'still here' });
   });
 
   it('answers errors of both in the one envelope', async () => {

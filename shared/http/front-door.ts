@@ -45,7 +45,16 @@ export interface FrontDoorOptions {
  */
 export function frontDoor(options: FrontDoorOptions): RequestListener {
   const log = requestLog(options.logger);
-  const fail = answerError(options.logger);
+  const answer = answerError(options.logger);
+  // Nothing may escape from here: a rejection no one handles would end the process.
+  const fail = (error: unknown, res: StudioResponse) => {
+    try {
+      answer(error, res);
+    } catch (failure) {
+      options.logger.error({ err: failure, requestId: res.req.requestId }, 'an error could not be answered');
+      res.destroy();
+    }
+  };
   const { observe, dialectAt, drain, endpoints, rest } = options;
   return (incoming, outgoing) => {
     const req = incoming as StudioRequest;
