@@ -87,6 +87,28 @@ describe('PGlite in a worker thread', () => {
     expect(await outside).toEqual(['first', 'committed']);
   });
 
+  it('prepares each query asked outside a transaction once, and a transaction’s queries not at all', async () => {
+    const prepared = async () =>
+      (await db.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows.map(
+        (r) => r.statement,
+      );
+    for (let i = 0; i < 3; i++) await db.query('SELECT count(*) AS n FROM notes WHERE id > $1', [i]);
+    await db.transaction((tx) => tx.query('SELECT body FROM notes WHERE id = $1', [1]));
+    const statements = await prepared();
+    expect(statements.filter((s) => s === 'SELECT count(*) AS n FROM notes WHERE id > $1')).toHaveLength(1);
+    expect(statements).not.toContain('SELECT body FROM notes WHERE id = $1');
+  });
+
+  it('plans a prepared query at each run with its values, never with a generic plan', async () => {
+    const sql = 'SELECT body FROM notes WHERE id > $1 ORDER BY id LIMIT $2';
+    for (let i = 0; i < 12; i++) await db.query(sql, [i, 1]);
+    const { rows } = await db.query<{ generic: number; custom: number }>(
+      'SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE statement = $1',
+      [sql],
+    );
+    expect(rows).toEqual([{ generic: 0, custom: 12 }]);
+  });
+
   it('fails a call whose parameters cannot be sent to the thread, and goes on serving', async () => {
     await expect(db.query('SELECT $1::text AS t', [() => 'not data'])).rejects.toThrow(
       /cannot send to the PGlite thread/,

@@ -8,6 +8,7 @@
 //               PostgreSQL PANICs, { id: -1, error } with its lines in `stopped`, and the thread ends.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { PreparedStatements } from './pglite-statements.mjs';
 import { SyncedNodeFS } from './pglite-synced-fs.mjs';
 import { dropTemplateDatabases } from './pglite-templates.mjs';
 
@@ -153,6 +154,9 @@ async function startMaintenance() {
   timer.unref();
 }
 
+/** Queries outside transactions: prepared once, each run in one pass (pglite-statements.mjs). */
+const statements = new PreparedStatements(db);
+
 /** Open transactions by id: their executor, how to end them, and `done` once they ended. */
 const transactions = new Map();
 let nextTx = 1;
@@ -187,6 +191,7 @@ async function begin() {
 async function run(message) {
   switch (message.op) {
     case 'query':
+      if (message.tx === undefined) return statements.query(message.sql, message.params);
       return (await executorOf(message.tx).query(message.sql, message.params)).rows;
     case 'exec':
       await executorOf(message.tx).exec(message.sql);

@@ -11,8 +11,20 @@ import { EventLogWontOpen, type StoreTestHooks } from './types.ts';
  * 16 MB keeps an embedded gateway ~130 MB smaller (measured on reopen), and the operating system's
  * page cache still holds the data files. PGlite starts with fsync off (`-F`); it is turned back on,
  * with the one WAL sync method that reaches the disk through `SyncedNodeFS` (pglite-synced-fs.mjs).
+ * The PGlite thread prepares each statement once (pglite-statements.mjs); each run is still planned
+ * with its parameters' values, as an unprepared statement is, never with a generic plan made while
+ * the log was small (the append functions keep their own cached plans: infra/sql, migration 006).
  */
-export const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB', '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
+export const PGLITE_SETTINGS = [
+  '-c',
+  'shared_buffers=16MB',
+  '-c',
+  'fsync=on',
+  '-c',
+  'wal_sync_method=fsync',
+  '-c',
+  'plan_cache_mode=force_custom_plan',
+];
 
 /** Opens the embedded store in `dir` (or in memory when `dir` is undefined) and applies migrations. */
 export async function openPgliteStore(
