@@ -13,11 +13,12 @@ const CACHED_PLAN_CHANGED = '0A000';
 /**
  * PGlite's `query` walks the extended protocol one message at a time (parse, describe the statement,
  * bind, describe the portal, execute, sync): six passes into PostgreSQL's WASM and through PGlite's
- * protocol code for each query, and the statement parsed and planned every time. Here each SQL text
- * is prepared once under its own name (its parameters' types asked once, to encode the values as
- * PGlite would), and each query is one message (bind, describe, execute, sync) in one pass. Results
- * and errors are PGlite's own: its serializers encode the parameters, its parser reads the rows, and
- * a failed statement throws PGlite's `DatabaseError`.
+ * protocol code for each query, and the statement parsed every time. Here each SQL text is prepared
+ * once under its own name (its parameters' types and its result's columns asked once: the types to
+ * encode the values as PGlite would), and each query is one message (bind, execute, sync) in one
+ * pass. Results and errors are PGlite's own: its serializers encode the parameters, its parser reads
+ * the rows, and a failed statement throws PGlite's `DatabaseError`. PostgreSQL refuses to run a
+ * prepared statement whose columns changed since (`CACHED_PLAN_CHANGED`): it is prepared again.
  *
  * At most `limit` texts are prepared: the store's statements are a fixed set, and a text beyond the
  * limit (SQL built with a varying shape) runs through PGlite's `query`, so no statement is kept
@@ -26,7 +27,10 @@ const CACHED_PLAN_CHANGED = '0A000';
 export class PreparedStatements {
   #db;
   #limit;
-  /** SQL text → { name, types }: the statement's name in this session and its parameters' type oids. */
+  /**
+   * SQL text → { name, types, columns }: its name in this session, its parameters' type oids and its
+   * result's description (none for a statement that returns no rows).
+   */
   #statements = new Map();
 
   constructor(db, limit = 64) {
@@ -65,7 +69,12 @@ export class PreparedStatements {
       ]),
       { syncToFs: false },
     );
-    const statement = { name, types: parse.parseDescribeStatementResults(messages) };
+    const statement = {
+      name,
+      types: parse.parseDescribeStatementResults(messages),
+      // The statement's columns, as its runs will return them: each run need not ask again.
+      columns: messages.find((message) => message.name === 'rowDescription'),
+    };
     this.#statements.set(sql, statement);
     return statement;
   }
@@ -78,7 +87,7 @@ export class PreparedStatements {
     );
   }
 
-  async #run({ name, types }, params) {
+  async #run({ name, types, columns }, params) {
     const db = this.#db;
     // As PGlite's `query` encodes a value: by its parameter's type, else as text.
     const values = params.map((value, i) => {
@@ -87,14 +96,9 @@ export class PreparedStatements {
       return encode ? encode(value) : value.toString();
     });
     const { messages } = await db.execProtocol(
-      concat([
-        serialize.bind({ statement: name, values }),
-        serialize.describe({ type: 'P' }),
-        serialize.execute({}),
-        serialize.sync(),
-      ]),
+      concat([serialize.bind({ statement: name, values }), serialize.execute({}), serialize.sync()]),
     );
-    return parse.parseResults(messages, db.parsers)[0]?.rows ?? [];
+    return parse.parseResults(columns ? [columns, ...messages] : messages, db.parsers)[0]?.rows ?? [];
   }
 }
 
