@@ -8,7 +8,7 @@ import { metricsRoute, type ScrapeAccess } from '../observability/metrics-route.
 import { tracing } from '../observability/tracing.ts';
 import { type AnyRoute, defineRoute, noInput } from './action.ts';
 import { LargeBodyBudget } from './body-budget.ts';
-import { identify } from './dialect.ts';
+import { identify, type WireDialect } from './dialect.ts';
 import { docsRoute, mountDocsAssets } from './docs-page.ts';
 import type { Drain } from './drain.ts';
 import { errorMiddleware, sendError } from './errors.ts';
@@ -117,7 +117,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
   return frontDoor({
     logger,
     ...(observed ? { observe: observeRequests(observed.metrics, tracing()) } : {}),
-    dialectAt: (path) => registry.dialectAt(path),
+    dialectAt: (path) => dialectAt(registry, path),
     ...(options.drain ? { drain: options.drain } : {}),
     endpoints: v1,
     rest,
@@ -164,6 +164,21 @@ function appRoutes(options: HttpAppOptions) {
 /** The gateway's OpenAPI document, as `createHttpApp(options)` serves it (for writing it to a file). */
 export function gatewayApiDocument(options: HttpAppOptions): OpenApiDocument {
   return appRoutes(options).describe();
+}
+
+/**
+ * The wire dialect of the action a path under /v1 names, read as `v1` reads it (the same case
+ * rules and percent-decoding), so a path the action serves is always answered in its shape. None for
+ * a path that names no action; none for a bad percent-escape, which `v1` refuses in the one envelope.
+ */
+function dialectAt(registry: ActionRegistry, path: string): WireDialect | undefined {
+  if (!isUnderV1(path)) return undefined;
+  try {
+    const action = v1ActionOf(path);
+    return action && registry.dialectOf(action.service, action.action);
+  } catch {
+    return undefined;
+  }
 }
 
 /** GET /health, always 200 while the process serves, and GET /ready for load balancers. */

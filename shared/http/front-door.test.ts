@@ -36,6 +36,18 @@ const service = defineService({
     }),
     defineAction({
       service: 'probe',
+      action: 'spoken',
+      method: 'POST',
+      identities: ['user'],
+      dialect: {
+        name: 'probe',
+        errorBody: (error, requestId) => ({ probe: { code: error.code, requestId } }),
+      },
+      input: z.object({ text: z.string() }),
+      handler: ({ text }) => ({ text }),
+    }),
+    defineAction({
+      service: 'probe',
       action: 'prototypes',
       method: 'POST',
       identities: [],
@@ -105,6 +117,24 @@ describe('the front door', () => {
       body: JSON.stringify({ text: 'still here' }),
     });
     expect(await next.json()).toMatchObject({ text: 'still here' });
+  });
+
+  it('answers in the dialect of the action a path names, however the path is spelled', async () => {
+    // express's rules, kept by the front door: `/v1` in any case, each segment percent-decoded.
+    for (const path of ['/v1/probe/spoken', '/V1/probe/spoken', '/v1/probe/%73poken']) {
+      const res = await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'hi' }),
+      });
+      expect(res.status, path).toBe(401);
+      expect(await res.json(), path).toEqual({
+        probe: { code: 'unauthenticated', requestId: res.headers.get('x-request-id') },
+      });
+    }
+    const badEscape = await fetch(`${url}/v1/probe/%E0spoken`, { method: 'POST' });
+    expect(badEscape.status).toBe(400);
+    expect(await badEscape.json()).toMatchObject({ error: { code: 'validation_failed' } });
   });
 
   it('answers errors of both in the one envelope', async () => {

@@ -48,18 +48,8 @@ export class ActionRegistry {
     return [...this.#services.values()];
   }
 
-  /** The dialect of the `/v1/{service}/{action}` action at `path`, whatever the method asked. */
-  dialectAt(path: string): WireDialect | undefined {
-    const [, v1, service, ...action] = path.split('/');
-    if (v1 !== 'v1' || !service || action.length === 0) return undefined;
-    let serviceId: string;
-    let actionName: string;
-    try {
-      serviceId = decodeURIComponent(service);
-      actionName = action.map(decodeURIComponent).join('/');
-    } catch {
-      return undefined; // not percent-encoding: no action has that name
-    }
+  /** The dialect of the action a `/v1/{service}/{action}` path names, whatever the method asked. */
+  dialectOf(serviceId: string, actionName: string): WireDialect | undefined {
     const byMethod =
       this.#actions.get(`${serviceId}/${actionName}`) ?? this.#match(serviceId, actionName)?.byMethod;
     for (const found of byMethod?.values() ?? []) if (found.dialect) return found.dialect;
