@@ -5,7 +5,8 @@
  * (same signature: calling PL/pgSQL), then `studio_append_batch` storing 1, 16 and 64 events in one
  * append. From the last three: what each transaction costs whatever it holds, and what each event
  * adds. A diagnosis aid beside `npm run bench`: under load the store commits groups of appends,
- * so the fixed part is shared by the group.
+ * so the fixed part is shared by the group. Last, this process's RSS before PGlite opened, once
+ * open, and at its peak: what the embedded store alone holds in memory.
  * Environment: BENCH_APPEND_CALLS (default 1,000 measured per case and round, after 200 of
  * warm-up), BENCH_APPEND_ROUNDS (default 3; the cases take turns, the median is reported).
  */
@@ -13,6 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPgliteStore } from '../shared/event-store/pglite.ts';
+import { peakRssMb } from './gateway/processes.ts';
 import { positiveFromEnv } from './lib/env.ts';
 import { percentile, round3 } from './lib/stats.ts';
 import { usageEvent } from './lib/usage-event.ts';
@@ -37,8 +39,11 @@ function appendParameters(n: number): unknown[] {
   ];
 }
 
+const megabytes = (bytes: number) => Math.round(bytes / 1024 / 1024);
+const rssBefore = megabytes(process.memoryUsage.rss());
 const dir = await mkdtemp(join(tmpdir(), 'studio-bench-pglite-cost-'));
 const { store, driver } = await openPgliteStore(join(dir, 'data'));
+const rssOpen = megabytes(process.memoryUsage.rss());
 try {
   await driver.exec(
     `CREATE FUNCTION bench_append_nothing(${SIGNATURE}) RETURNS TABLE (k integer, outcome text, revision bigint, pos bigint, clash uuid)
@@ -108,6 +113,8 @@ try {
       ),
       '',
       `Each event beyond the first: ${round3(perEvent)} µs; a transaction's fixed part: ${round3(one - perEvent)} µs.`,
+      '',
+      `RSS of this process: ${rssBefore} MB before PGlite opened, ${rssOpen} MB once open, ${Math.round(peakRssMb(process.pid))} MB at its peak.`,
       '',
     ].join('\n'),
   );
