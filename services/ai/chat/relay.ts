@@ -2,7 +2,7 @@ import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
 import { openSse } from '../../../shared/http/sse.ts';
 import { estimateTokens, type Generation } from '../generation.ts';
-import { writeWithBackpressure } from './stream-out.ts';
+import { FrameWriter } from './stream-out.ts';
 import type { ChatChunk } from './wire.ts';
 
 /** What a relayed stream came to, once its last chunk arrived. */
@@ -78,6 +78,7 @@ export async function relayStream<Chunk>(
     output_tokens: reported?.output_tokens ?? estimateTokens(text),
   });
   let first = true;
+  const out = new FrameWriter(ctx.res);
   try {
     for await (const chunk of chunks) {
       const reading = read(chunk);
@@ -91,14 +92,16 @@ export async function relayStream<Chunk>(
         );
       }
       text += reading.text;
-      for (const frame of relay.frames(chunk)) await writeWithBackpressure(ctx.res, frame);
+      await out.write(relay.frames(chunk));
       if (first) {
         first = false;
         generation.firstByte();
       }
     }
+    out.flush();
     await relay.finish({ usage: used(), text, finishReason });
   } catch (error) {
+    out.flush();
     // What was streamed before the break was generated upstream: it is charged.
     const { input_tokens, output_tokens } = used();
     await generation.failed(error, input_tokens, output_tokens).catch(() => undefined);

@@ -6,7 +6,43 @@ import type { ServerResponse } from 'node:http';
  */
 export async function writeWithBackpressure(res: ServerResponse, text: string): Promise<void> {
   if (res.write(text) || res.destroyed) return;
-  await new Promise<void>((resolve) => {
+  await drainedOrClosed(res);
+}
+
+/**
+ * The frames of a relayed stream, written at the end of the turn of the event loop they were made
+ * in: the events of one upstream read leave in one write of the answer (one chunk of its body)
+ * instead of one each, and none waits longer than that turn. While the client reads slower than we
+ * produce, `write` waits for the answer to drain.
+ */
+export class FrameWriter {
+  #pending: string[] = [];
+  #drained: Promise<void> | undefined;
+
+  constructor(private readonly res: ServerResponse) {}
+
+  write(frames: readonly string[]): Promise<void> | undefined {
+    if (frames.length > 0) {
+      if (this.#pending.length === 0) process.nextTick(() => this.flush());
+      this.#pending.push(...frames);
+    }
+    return this.#drained;
+  }
+
+  /** Writes what is pending now; called before anything else is written to the answer. */
+  flush(): void {
+    if (this.#pending.length === 0) return;
+    const text = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join('');
+    this.#pending = [];
+    if (this.res.write(text) || this.res.destroyed || this.#drained) return;
+    this.#drained = drainedOrClosed(this.res).then(() => {
+      this.#drained = undefined;
+    });
+  }
+}
+
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
     const done = () => {
       res.off('drain', done);
       res.off('close', done);
