@@ -41,6 +41,16 @@ describe('FrameWriter', () => {
     expect(res.writes).toEqual(['a\n\nb\n\n', 'data: [DONE]\n\n']);
   });
 
+  it('writes at once past 64 KiB pending: chunks that are all there never end a turn', () => {
+    const res = new FakeResponse();
+    const out = new FrameWriter(res as unknown as ServerResponse);
+    const frame = `data: ${'x'.repeat(16 * 1024)}\n\n`;
+    for (let i = 0; i < 3; i++) out.write([frame]);
+    expect(res.writes).toEqual([]);
+    out.write([frame]);
+    expect(res.writes).toEqual([frame.repeat(4)]);
+  });
+
   it('waits for the answer to drain once a write found it full, and goes on after', async () => {
     const res = new FakeResponse();
     res.room = 1;

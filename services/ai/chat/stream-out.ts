@@ -9,23 +9,31 @@ export async function writeWithBackpressure(res: ServerResponse, text: string): 
   await drainedOrClosed(res);
 }
 
+/** Frames held for the end of the turn up to this many characters; more are written at once. */
+const MOST_PENDING = 64 * 1024;
+
 /**
  * The frames of a relayed stream, written at the end of the turn of the event loop they were made
  * in: the events of one upstream read leave in one write of the answer (one chunk of its body)
- * instead of one each, and none waits longer than that turn. While the client reads slower than we
- * produce, `write` waits for the answer to drain.
+ * instead of one each, and none waits longer than that turn. Chunks that are all there at once (a
+ * cached answer, a burst) never end a turn, so past `MOST_PENDING` characters the frames are
+ * written at once. While the client reads slower than we produce, `write` waits for the answer to
+ * drain.
  */
 export class FrameWriter {
   #pending: string[] = [];
+  #pendingLength = 0;
   #drained: Promise<void> | undefined;
 
   constructor(private readonly res: ServerResponse) {}
 
   write(frames: readonly string[]): Promise<void> | undefined {
-    if (frames.length > 0) {
+    for (const frame of frames) {
       if (this.#pending.length === 0) process.nextTick(() => this.flush());
-      this.#pending.push(...frames);
+      this.#pending.push(frame);
+      this.#pendingLength += frame.length;
     }
+    if (this.#pendingLength >= MOST_PENDING) this.flush();
     return this.#drained;
   }
 
@@ -34,6 +42,7 @@ export class FrameWriter {
     if (this.#pending.length === 0) return;
     const text = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join('');
     this.#pending = [];
+    this.#pendingLength = 0;
     if (this.res.write(text) || this.res.destroyed || this.#drained) return;
     this.#drained = drainedOrClosed(this.res).then(() => {
       this.#drained = undefined;
