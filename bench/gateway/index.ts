@@ -14,9 +14,12 @@
  *   BENCH_GATEWAY_SECONDS=N       closed-loop time box per target and mode (default 5, quick 1.5)
  *   BENCH_GATEWAY_STORE=pglite    Studio's event store: pglite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
- *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,nginx,thin,studio,studio-governed,studio-unheld,studio-routed,portkey
- *                                 (studio-governed: a hard budget and rate limits set; studio-unheld: Studio
- *                                 whose answers do not wait for their usage event, the cost of holding them;
+ *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,nginx,thin,studio,studio-governed,studio-governed-memory,
+ *                                 studio-unheld,studio-routed,portkey
+ *                                 (studio-governed: a hard budget and rate limits set; studio-governed-memory:
+ *                                 the same on the memory store, Studio's own code without the embedded store;
+ *                                 studio-unheld: Studio whose answers do not wait for their usage event, the
+ *                                 cost of holding them;
  *                                 studio-routed: the model asked through a fallback route whose first target answers)
  *
  * autocannon and @portkey-ai/gateway are installed into a temp directory at run time (see tools.ts).
@@ -209,6 +212,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
     const studios = [
       { key: 'studio', env: {}, governed: false, routed: false },
       { key: 'studio-governed', env: {}, governed: true, routed: false },
+      { key: 'studio-governed-memory', env: {}, governed: true, routed: false, store: 'memory' },
       {
         key: 'studio-unheld',
         env: { BENCH_ANSWER_BEFORE_USAGE_DURABLE: '1' },
@@ -222,10 +226,12 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
         routed: true,
       },
     ] as const;
-    for (const { key, env, governed, routed } of studios.filter((s) => wanted.has(s.key))) {
+    for (const studioTarget of studios.filter((s) => wanted.has(s.key))) {
+      const { key, env, governed, routed } = studioTarget;
+      const storeOf = 'store' in studioTarget ? studioTarget.store : store;
       const base: Target = {
         key,
-        label: `${LABELS[key]} (${store} event store)`,
+        label: 'store' in studioTarget ? LABELS[key] : `${LABELS[key]} (${store} event store)`,
         origin: '',
         path: '/v1/ai/chat/completions',
         headers: plain,
@@ -235,7 +241,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
         const studio = await startStudioTarget({
           dir: join(dir, key),
           mockUrl: mock.url,
-          store,
+          store: storeOf,
           env,
           governed,
           routed,

@@ -12,6 +12,7 @@ export type TargetKey =
   | 'thin'
   | 'studio'
   | 'studio-governed'
+  | 'studio-governed-memory'
   | 'studio-unheld'
   | 'studio-routed'
   | 'portkey';
@@ -22,6 +23,7 @@ export const ALL_TARGETS: readonly TargetKey[] = [
   'thin',
   'studio',
   'studio-governed',
+  'studio-governed-memory',
   'studio-unheld',
   'studio-routed',
   'portkey',
@@ -34,6 +36,9 @@ export const LABELS: Record<TargetKey, string> = {
   // The same Studio with a priced model, a hard budget and rate limits on the bench studio: every
   // generation reserves and settles in the log and passes the limiter.
   'studio-governed': 'Studio, hard budget and rate limits set',
+  // The same on the memory store whatever BENCH_GATEWAY_STORE says: Studio's own code without the
+  // embedded store, so each run shows which part of a gap is the store's.
+  'studio-governed-memory': "Studio's own code (budget and limits set, memory event store)",
   // Studio started with the bench-only `answerBeforeDurable`: what holding answers costs is measured against it.
   'studio-unheld': 'Studio, answers not held for the usage append',
   // The model asked through a fallback route (`bench/fallback`) whose first target is compat/bench.
