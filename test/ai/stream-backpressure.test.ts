@@ -84,14 +84,18 @@ describe('a relayed stream and a client that does not read', () => {
       `POST /v1/ai/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
-    for (let i = 0; i < 100 && pulled === 0; i++) await sleep(20);
-    await sleep(1_000);
-    const asked = pulled;
-    await sleep(500);
-    // The kernel's buffers of a loopback connection hold some MiB; the rest of 320 MiB must wait.
-    expect(asked).toBeGreaterThan(0);
-    expect(asked).toBeLessThan(2_000);
-    expect(pulled).toBe(asked);
-    socket.destroy();
+    try {
+      for (let i = 0; i < 100 && pulled === 0; i++) await sleep(20);
+      await sleep(1_000);
+      const asked = pulled;
+      await sleep(500);
+      // The kernel's buffers of a loopback connection hold some MiB; the rest of 320 MiB must wait.
+      expect(asked).toBeGreaterThan(0);
+      expect(asked).toBeLessThan(2_000);
+      expect(pulled).toBe(asked);
+    } finally {
+      // Gone either way, so the gateway's close does not wait for a stream no one reads.
+      socket.destroy();
+    }
   });
 });
