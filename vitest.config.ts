@@ -6,7 +6,7 @@ export default defineConfig({
     exclude: ['node_modules/**', '.studio/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // PGlite and PostgreSQL suites are heavy; two workers match this 2-core machine.
+    // The PostgreSQL and end-to-end suites are heavy; two workers match this 2-core machine.
     maxWorkers: 2,
     // The browser tests drive the consoles as built from their current sources; the CLI tests run
     // the server as compiled ahead of time from them.

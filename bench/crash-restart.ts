@@ -1,10 +1,10 @@
 /**
- * What a crash under load leaves the embedded store to do: `studio start` (PGlite, as `npm start`
+ * What a crash under load leaves the embedded store to do: `studio start` (SQLite, as `npm start`
  * runs it) answers governed chat completions (a budget and rate limits set; a closed loop of 50
  * connections against the mock upstream) for BENCH_CRASH_SECONDS (default 120, quick 20), printing
- * every 10 s its req/s and the sizes of PostgreSQL's WAL folder and of the whole database folder; then
- * the process is killed (SIGKILL) and started again on copies of what it left (BENCH_REPS, default 3,
- * quick 1): the time to `/health`, which includes replaying the WAL since the last checkpoint. Last,
+ * every 10 s its req/s and the sizes of the log's WAL file and of the log with its WAL; then the
+ * process is killed (SIGKILL) and started again on copies of what it left (BENCH_REPS, default 3,
+ * quick 1): the time to `/health`, which includes SQLite's recovery of the WAL. Last,
  * a start after a clean stop, for comparison.
  *   node --import tsx bench/crash-restart.ts
  */
@@ -38,8 +38,9 @@ try {
     OPENAI_COMPATIBLE_API_KEY: 'sk-bench-crash-restart',
   };
   const sizes = () => {
-    const database = join(dataDir, 'pglite');
-    return `${round3(megabytes(join(database, 'pg_wal')))} | ${round3(megabytes(database))}`;
+    const log = join(dataDir, 'log.sqlite');
+    const wal = megabytes(`${log}-wal`);
+    return `${round3(wal)} | ${round3(megabytes(log) + wal)}`;
   };
   const loaded = await startStudio(dataDir, { env });
   const adminKey = readFileSync(join(dataDir, 'admin.key'), 'utf8').trim();
@@ -70,11 +71,11 @@ try {
   const sorted = [...afterCrash].sort((a, b) => a - b);
   process.stdout.write(
     [
-      '## Restart after a crash under load (PGlite)',
+      '## Restart after a crash under load (SQLite)',
       '',
       `${new Date().toISOString().slice(0, 10)}, Node ${process.version}. \`studio start\` under a closed loop of governed chat completions (50 connections), then SIGKILL.`,
       '',
-      '| s under load | req/s in the last 10 s | WAL folder MB | database folder MB (WAL included) |',
+      '| s under load | req/s in the last 10 s | WAL MB | log MB (WAL included) |',
       '|---|---|---|---|',
       ...rows,
       '',

@@ -1,6 +1,6 @@
 /**
  * The event store and projection benchmarks (run by `npm run bench`, or alone with
- * `node --import tsx bench/event-store.ts`), side by side for every adapter (memory, PGlite,
+ * `node --import tsx bench/event-store.ts`), side by side for every adapter (memory, SQLite,
  * PostgreSQL), printed as one markdown table. See docs/benchmarks.md.
  *
  * Environment:
@@ -8,7 +8,7 @@
  *   BENCH_REPS=N         repetitions of every measurement (default 3, quick 2)
  *   BENCH_EVENTS=N       events in the replay data set (default 100,000, quick 20,000)
  *   BENCH_APPEND_MS=N    time box of each append measurement (default 3,000, quick 500)
- *   BENCH_TARGETS=a,b    subset of memory,pglite,postgres
+ *   BENCH_TARGETS=a,b    subset of memory,sqlite,postgres
  *   DATABASE_URL         PostgreSQL server to create the bench database on
  *                        (default postgresql://postgres@127.0.0.1:5432/postgres)
  */
@@ -27,7 +27,7 @@ import {
   type ReplayResult,
 } from './lib/measures.ts';
 import { formatDuration, formatRate, round3, type Summary, summarize } from './lib/stats.ts';
-import { openMemory, openPglite, openPostgres, type Target, type TargetKind } from './lib/targets.ts';
+import { openMemory, openPostgres, openSqlite, type Target, type TargetKind } from './lib/targets.ts';
 
 const env = process.env;
 const QUICK = env.BENCH_QUICK === '1';
@@ -40,10 +40,10 @@ const READ_PAGE = 5_000;
 const WRITERS = 16;
 /** The single writer round-robins over a few streams. */
 const SINGLE_WRITER_STREAMS = 4;
-const TARGETS = (env.BENCH_TARGETS ?? 'memory,pglite,postgres')
+const TARGETS = (env.BENCH_TARGETS ?? 'memory,sqlite,postgres')
   .split(',')
   .map((s) => s.trim())
-  .filter((s): s is TargetKind => s === 'memory' || s === 'pglite' || s === 'postgres');
+  .filter((s): s is TargetKind => s === 'memory' || s === 'sqlite' || s === 'postgres');
 
 const AIM_POSTGRES_APPENDS_16 = 5_000;
 const AIM_REPLAY_EVENTS_PER_S = 150_000;
@@ -83,8 +83,8 @@ async function open(kind: TargetKind): Promise<Target> {
   switch (kind) {
     case 'memory':
       return openMemory();
-    case 'pglite':
-      return openPglite();
+    case 'sqlite':
+      return openSqlite();
     case 'postgres':
       return openPostgres();
   }
@@ -262,8 +262,8 @@ async function report(
   [loadAtStart, loadAtEnd]: [number, number],
 ): Promise<void> {
   const cpuList = cpus();
-  const [pglite, pgDriver, tsx] = await Promise.all([
-    packageVersion('@electric-sql/pglite'),
+  const [sqlite, pgDriver, tsx] = await Promise.all([
+    packageVersion('better-sqlite3'),
     packageVersion('pg'),
     packageVersion('tsx'),
   ]);
@@ -277,7 +277,7 @@ async function report(
     `- Machine: ${cpuList.length} CPUs (${cpuList[0]?.model.trim() ?? '?'}), ${round3(totalmem() / 2 ** 30)} GiB RAM, ` +
       `${process.platform} ${release()}`,
   );
-  out.push(`- Node ${process.version}; @electric-sql/pglite ${pglite}; pg ${pgDriver}; tsx ${tsx}`);
+  out.push(`- Node ${process.version}; better-sqlite3 ${sqlite}; pg ${pgDriver}; tsx ${tsx}`);
   out.push(
     `- Load average (1 min) at start ${loadAtStart.toFixed(2)}, at end ${loadAtEnd.toFixed(2)} ` +
       `(${cpuList.length} CPUs; above that, other processes were competing for them)`,

@@ -20,11 +20,11 @@ import { loadDataset, planDataset } from './lib/dataset.ts';
 import { positiveFromEnv } from './lib/env.ts';
 import { measureRunnerStart, measureSubscribeCatchUp } from './lib/measures.ts';
 import { round3, summarize } from './lib/stats.ts';
-import { openMemory, openPglite, openPostgres, type Target } from './lib/targets.ts';
+import { openMemory, openPostgres, openSqlite, type Target } from './lib/targets.ts';
 
 const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? 3;
 const EVENTS = positiveFromEnv('BENCH_EVENTS', { integer: true }) ?? 100_000;
-const TARGETS = (process.env.BENCH_TARGETS ?? 'memory,pglite,postgres').split(',');
+const TARGETS = (process.env.BENCH_TARGETS ?? 'memory,sqlite,postgres').split(',');
 const log = (message: string) => process.stderr.write(`[replay] ${message}\n`);
 
 /** A subscription from the start folding every event into fresh gateway read models; events/s. */
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   try {
     for (const [kind, open] of [
       ['memory', openMemory],
-      ['pglite', openPglite],
+      ['sqlite', openSqlite],
       ['postgres', openPostgres],
     ] as const) {
       if (!TARGETS.includes(kind)) continue;

@@ -1,5 +1,5 @@
 /**
- * `studio start` (ports 0, PGlite) until `/health` answers 200, on a new and on an existing data
+ * `studio start` (ports 0, SQLite) until `/health` answers 200, on a new and on an existing data
  * dir: this checkout against another one (`BENCH_STARTUP_BEFORE`, a folder holding bin/studio.mjs,
  * e.g. a worktree of the commit before), interleaved. `BENCH_REPS` repetitions (default 5); prints
  * the medians. Run `npm run build:server` first, or this checkout runs through tsx.

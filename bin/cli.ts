@@ -100,6 +100,21 @@ audit
     await (await import('./audit.ts')).verifyCommand(configWith({}));
   });
 
+const log = program.command('log').description('the event log as a whole');
+log
+  .command('copy')
+  .description(
+    'copy the whole log, each event as it was, into another store (an empty one, or one an interrupted copy began), then compare both and verify the seals there',
+  )
+  .requiredOption('--to <log>', 'sqlite:<data dir or file>, or a postgres:// URL')
+  .option(
+    '--from <log>',
+    'the log to copy (default: the configured store): sqlite:…, postgres://…, kurrentdb://…, or pglite:<data dir> of an earlier Studio',
+  )
+  .action(async (opts: { from?: string; to: string }) => {
+    await (await import('./log-copy.ts')).logCopyCommand(configWith({}), opts.from, opts.to);
+  });
+
 try {
   await program.parseAsync();
 } catch (error) {

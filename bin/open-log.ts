@@ -17,11 +17,12 @@ export async function withLog(
     process.exitCode = 2;
     return;
   }
-  const lock = config.eventStore === 'pglite' ? await lockDataDir(config.dataDir) : undefined;
+  const lock = config.eventStore === 'sqlite' ? await lockDataDir(config.dataDir) : undefined;
   try {
     const store = await openStore({
       kind: config.eventStore,
       dataDir: config.dataDir,
+      synchronous: config.sqliteSynchronous,
       databaseUrl: config.databaseUrl,
     });
     try {

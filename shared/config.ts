@@ -33,8 +33,21 @@ const EnvSchema = z.object({
   STUDIO_DATA_DIR: z.preprocess(blankToUndefined, z.string().default('./.studio')),
   STUDIO_EVENT_STORE: z.preprocess(
     blankToUndefined,
-    z.enum(['pglite', 'postgres', 'kurrentdb', 'memory']).default('pglite'),
+    z
+      .enum(['sqlite', 'postgres', 'kurrentdb', 'memory'], {
+        error: (issue) =>
+          issue.input === 'pglite'
+            ? 'pglite is no longer a store: the embedded store is sqlite (the default); ' +
+              '`studio log copy --from pglite:DIR` brings an earlier log over'
+            : 'STUDIO_EVENT_STORE is one of sqlite, postgres, kurrentdb, memory',
+      })
+      .default('sqlite'),
   ),
+  /**
+   * The embedded store: `full` (an append returns once its commit is on disk) or `normal` (it
+   * survives a crash of the process, not a power loss): docs/decisions.md, "The embedded store".
+   */
+  STUDIO_SQLITE_SYNCHRONOUS: z.preprocess(blankToUndefined, z.enum(['full', 'normal']).default('full')),
   DATABASE_URL: optionalString,
   KURRENTDB_URL: optionalString,
   /** Rate-limit counters and the response cache in Redis, shared by every gateway that names the same database. */
@@ -222,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     dataDir: resolve(e.STUDIO_DATA_DIR),
     eventStore: e.STUDIO_EVENT_STORE,
+    sqliteSynchronous: e.STUDIO_SQLITE_SYNCHRONOUS,
     databaseUrl: e.DATABASE_URL,
     kurrentdbUrl: e.KURRENTDB_URL,
     redisUrl: e.REDIS_URL,

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { syncPath, syncTree, writeFileDurably } from './fsync.ts';
+import { syncPath, writeFileDurably } from './fsync.ts';
 import { recordFileSyncs } from './fsync-testing.ts';
 
 let root: string;
@@ -40,21 +40,5 @@ describe('writeFileDurably', () => {
     const synced = await spyOnSyncs();
     await writeFileDurably(join(root, 'media', 'v.mp4'), Buffer.from('video'));
     expect(synced).toEqual(['media/v.mp4', 'media']);
-  });
-});
-
-describe('syncTree', () => {
-  it('syncs every file and folder under a directory, each folder after what it holds', async () => {
-    await mkdir(join(root, 'base', '5'), { recursive: true });
-    await writeFile(join(root, 'PG_VERSION'), '18\n');
-    await writeFile(join(root, 'base', '5', '1259'), 'x');
-    await writeFile(join(root, 'base', '5', '1249'), 'y');
-    const synced = await spyOnSyncs();
-    await syncTree(root);
-    expect([...synced].sort()).toEqual(['.', 'PG_VERSION', 'base', 'base/5', 'base/5/1249', 'base/5/1259']);
-    const at = (path: string) => synced.indexOf(path);
-    expect(at('base/5')).toBeGreaterThan(Math.max(at('base/5/1249'), at('base/5/1259')));
-    expect(at('base')).toBeGreaterThan(at('base/5'));
-    expect(at('.')).toBe(synced.length - 1);
   });
 });

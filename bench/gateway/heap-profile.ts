@@ -5,7 +5,7 @@
  * generation's collections (and GC helper threads) then cost.
  *   node --import tsx bench/gateway/heap-profile.ts
  *   BENCH_HEAP_SECONDS=N (default 5, after 5 s of warm-up)   BENCH_HEAP_STREAM=1 (streamed completions)
- *   BENCH_GATEWAY_STORE=pglite|memory|postgres (default pglite)   BENCH_HEAP_TOP=N (default 30)
+ *   BENCH_GATEWAY_STORE=sqlite|memory|postgres (default sqlite)   BENCH_HEAP_TOP=N (default 30)
  *   BENCH_HEAP_COUNT=all (default: every object allocated) | old (those a young-generation
  *     collection did not take back: what the old generation's collections then work on) | live
  *     (those still alive when the profile ends)

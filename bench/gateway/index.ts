@@ -12,7 +12,7 @@
  *   BENCH_QUICK=1                 1 repetition, short time boxes
  *   BENCH_REPS=N                  interleaved repetitions (default 3, quick 1)
  *   BENCH_GATEWAY_SECONDS=N       closed-loop time box per target and mode (default 5, quick 1.5)
- *   BENCH_GATEWAY_STORE=pglite    Studio's event store: pglite (default, as `studio start`), memory, or
+ *   BENCH_GATEWAY_STORE=sqlite    Studio's event store: sqlite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
  *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,nginx,thin,studio,studio-governed,studio-governed-memory,
  *                                 studio-unheld,studio-routed,portkey
@@ -141,7 +141,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
   const seconds = options.seconds ?? (quick ? 1.5 : 5);
   const warmSeconds = quick ? 0.5 : 2;
   const openMs = quick ? 1_000 : 3_000;
-  const store = options.store ?? 'pglite';
+  const store = options.store ?? 'sqlite';
   const wanted = new Set(options.targets ?? ALL_TARGETS);
   wanted.add('direct'); // the floor every added latency is measured from
   const log = options.log ?? ((message: string) => process.stderr.write(`[bench:gateway] ${message}\n`));

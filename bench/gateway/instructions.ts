@@ -7,7 +7,7 @@
  * completions and divides by the requests answered.
  *   node --import tsx bench/gateway/instructions.ts
  *   BENCH_INSTR_REQUESTS=N (default 200 counted per mode; the warm-up is 10× that)
- *   BENCH_GATEWAY_STORE=pglite|memory|postgres (default pglite)
+ *   BENCH_GATEWAY_STORE=sqlite|memory|postgres (default sqlite)
  *   BENCH_INSTR_TARGETS=thin,studio      (default both)
  * Needs valgrind (Debian: `apt-get install valgrind`); slow: several minutes, most of it start-up.
  */

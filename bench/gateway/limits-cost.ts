@@ -4,7 +4,7 @@
  * the variants taking turns; closed loops of JSON chat completions (50 connections). Prints req/s
  * and Studio's CPU per request, median (range) of the repetitions.
  *   node --import tsx bench/gateway/limits-cost.ts
- *   BENCH_GATEWAY_STORE=postgres|pglite|memory (default postgres: where limits cost round trips)
+ *   BENCH_GATEWAY_STORE=postgres|sqlite|memory (default postgres: where limits cost round trips)
  *   BENCH_REPS=N (default 2)   BENCH_LIMITS_SECONDS=N (default 5, after 4 s of warm-up)
  *   BENCH_REDIS_URL=redis://…/<db>  the counters in that Redis (as REDIS_URL does) instead of the store's place
  */

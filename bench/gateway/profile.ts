@@ -3,7 +3,7 @@
  * (as the benchmark does), warms up, then profiles Studio with V8's sampling profiler during a
  * closed-loop load (50 connections), JSON then stream, and prints the hot spots.
  *   node --import tsx bench/gateway/profile.ts
- *   BENCH_PROFILE_SECONDS=N (default 8)   BENCH_GATEWAY_STORE=pglite|memory|postgres (default pglite)
+ *   BENCH_PROFILE_SECONDS=N (default 8)   BENCH_GATEWAY_STORE=sqlite|memory|postgres (default sqlite)
  *   BENCH_PROFILE_DIR=<dir>               keep the .cpuprofile files there (for Chrome DevTools)
  *   BENCH_PROFILE_UNGOVERNED=1            no budget or rate limits (by default both are set, as the aims are measured)
  */

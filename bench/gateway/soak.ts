@@ -9,7 +9,7 @@
  *   BENCH_QUICK=1               one minute instead of ten
  *   BENCH_SOAK_SECONDS=N        length of the run (default 600, quick 60)
  *   BENCH_SOAK_RATE=N           requests per second (default 500)
- *   BENCH_GATEWAY_STORE=pglite  Studio's event store: pglite (default, as `studio start`), memory,
+ *   BENCH_GATEWAY_STORE=sqlite  Studio's event store: sqlite (default, as `studio start`), memory,
  *                               or postgres (a fresh database, dropped after)
  */
 import { readFile } from 'node:fs/promises';
@@ -147,7 +147,7 @@ function report(minutes: Minute[], rssAtRest: number, peak: number): string {
           `${f(late)} MB (${drift >= 0 ? '+' : ''}${f(drift * 100, 1)} %). Flat (within +${FLAT_TOLERANCE * 100} %): ` +
           `**${drift <= FLAT_TOLERANCE ? 'yes' : 'no'}**. `
         : 'Flat: **not judged** (fewer than 3 minutes). ') +
-      `Peak under 200 MB (the aim on PGlite): **${peak <= 200 ? 'yes' : 'no'}**.`,
+      `Peak under 200 MB (the aim on SQLite): **${peak <= 200 ? 'yes' : 'no'}**.`,
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -14,12 +14,12 @@ import {
 import { closedLoop } from './closed-loop.ts';
 import { type Child, ROOT, spawnReady } from './processes.ts';
 
-const STORES = ['pglite', 'memory', 'postgres'] as const;
+const STORES = ['sqlite', 'memory', 'postgres'] as const;
 export type StudioStore = (typeof STORES)[number];
 
-/** BENCH_GATEWAY_STORE: pglite (as `studio start`) unless set; anything else is refused by name. */
+/** BENCH_GATEWAY_STORE: sqlite (as `studio start`) unless set; anything else is refused by name. */
 export function studioStoreFromEnv(value = process.env.BENCH_GATEWAY_STORE): StudioStore {
-  if (value === undefined || value === '') return 'pglite';
+  if (value === undefined || value === '') return 'sqlite';
   const store = STORES.find((s) => s === value);
   if (!store) throw new Error(`BENCH_GATEWAY_STORE must be one of ${STORES.join(', ')}, not "${value}"`);
   return store;

@@ -1,12 +1,12 @@
 /**
  * Studio's CPU per request by thread: the main thread (HTTP, governance, read models, the sealer),
- * the busiest other thread (on PGlite, the database's worker thread) and the rest (V8's GC helpers,
+ * the busiest other thread (on SQLite, the database's worker thread) and the rest (V8's GC helpers,
  * libuv's pool), from /proc/<pid>/task during closed loops of chat completions (50 connections,
  * governed as the aims are measured). For comparing two checkouts on a shared machine, the ratio
  * of main to database thread is steadier than either: other load slows both alike.
  *   node --import tsx bench/gateway/threads.ts
  *   BENCH_THREADS_ROUNDS=N (default 3)   BENCH_THREADS_SECONDS=N (default 4, after a 6 s warm-up)
- *   BENCH_THREADS_STREAM=1 (streamed completions)   BENCH_GATEWAY_STORE=pglite|memory|postgres
+ *   BENCH_THREADS_STREAM=1 (streamed completions)   BENCH_GATEWAY_STORE=sqlite|memory|postgres
  */
 import { positiveFromEnv } from '../lib/env.ts';
 import { peakRssMb, threadCpuMs } from './processes.ts';

@@ -31,15 +31,15 @@ interface Variant {
 const VARIANTS: readonly Variant[] = [
   { label: 'Studio, memory store', store: 'memory', governed: false },
   { label: 'Studio, memory store, budget and limits', store: 'memory', governed: true },
-  { label: 'Studio, PGlite, answers not held for usage', store: 'pglite', governed: false, unheld: true },
-  { label: 'Studio, PGlite', store: 'pglite', governed: false },
+  { label: 'Studio, SQLite, answers not held for usage', store: 'sqlite', governed: false, unheld: true },
+  { label: 'Studio, SQLite', store: 'sqlite', governed: false },
   {
-    label: 'Studio, PGlite, budget and limits, answers not held',
-    store: 'pglite',
+    label: 'Studio, SQLite, budget and limits, answers not held',
+    store: 'sqlite',
     governed: true,
     unheld: true,
   },
-  { label: 'Studio, PGlite, budget and limits (as the aims are measured)', store: 'pglite', governed: true },
+  { label: 'Studio, SQLite, budget and limits (as the aims are measured)', store: 'sqlite', governed: true },
 ];
 
 /** Milliseconds of each measured request, sorted. */

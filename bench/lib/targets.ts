@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { type OpenedStore, openStore, redactUrl } from '../../shared/event-store/open.ts';
 
-export type TargetKind = 'memory' | 'pglite' | 'postgres';
+export type TargetKind = 'memory' | 'sqlite' | 'postgres';
 
 export interface Target {
   kind: TargetKind;
@@ -47,16 +47,16 @@ export async function openMemory(): Promise<Target> {
   return { kind: 'memory', label: 'memory', store, facts: [], dispose: once(() => store.close()) };
 }
 
-export async function openPglite(): Promise<Target> {
+export async function openSqlite(): Promise<Target> {
   const dataDir = await mkdtemp(join(tmpdir(), 'studio-bench-'));
   const remove = () => rm(dataDir, { recursive: true, force: true });
   try {
-    const store = await openStore({ kind: 'pglite', dataDir });
+    const store = await openStore({ kind: 'sqlite', dataDir });
     return {
-      kind: 'pglite',
-      label: 'PGlite',
+      kind: 'sqlite',
+      label: 'SQLite',
       store,
-      facts: [`PGlite data in a temp dir under ${tmpdir()} (removed after)`],
+      facts: [`SQLite data in a temp dir under ${tmpdir()} (removed after)`],
       dispose: once(async () => {
         try {
           await store.close();

@@ -9,15 +9,15 @@
  *
  * Per repetition: 100 subscribers on a fresh session (Studio only): connect, catch up, memory per
  * subscriber, 20 events/s; then 1,000 subscribers on a fresh session: the same, then a burst (100
- * appends requested at once). PGlite runs once after. Each event carries the time the server took
+ * appends requested at once). SQLite runs once after. Each event carries the time the server took
  * right before the append (`performance.timeOrigin + performance.now()`, the same clock in both
  * processes); every (client, event) latency is the time of the socket read that carried it minus
  * that. Every client must get every event exactly once.
  *
  * Environment:
- *   BENCH_QUICK=1              2 s of steady load, 50-event bursts, 1 repetition, no PGlite
- *   BENCH_SSE_TARGETS=a,b      memory,reference,pglite (default all; quick: memory,reference)
- *   BENCH_REPS=N               repetitions of memory and reference (default 2, quick 1; PGlite runs once)
+ *   BENCH_QUICK=1              2 s of steady load, 50-event bursts, 1 repetition, no SQLite
+ *   BENCH_SSE_TARGETS=a,b      memory,reference,sqlite (default all; quick: memory,reference)
+ *   BENCH_REPS=N               repetitions of memory and reference (default 2, quick 1; SQLite runs once)
  *   BENCH_SSE_SUBSCRIBERS=N    the large subscriber count (default 1,000)
  *   BENCH_SSE_PROFILE=1        also profile Studio (memory) during the first large steady phase and
  *                              print the hot spots (BENCH_SSE_KEEP_PROFILE=1 keeps the .cpuprofile)
@@ -533,7 +533,7 @@ export async function runSseBench(): Promise<string> {
 
   try {
     // Studio on the memory store and the reference: both up, phases interleaved (A B A B).
-    const interleaved = TARGETS.filter((t) => t !== 'pglite');
+    const interleaved = TARGETS.filter((t) => t !== 'sqlite');
     const up: [Target, ServerChild][] = [];
     for (const target of interleaved) up.push([target, await start(target)]);
     for (let rep = 1; rep <= REPS; rep++) {
@@ -562,8 +562,8 @@ export async function runSseBench(): Promise<string> {
     }
     await stopAll();
 
-    if (TARGETS.includes('pglite')) {
-      const server = await start('pglite');
+    if (TARGETS.includes('sqlite')) {
+      const server = await start('sqlite');
       await phase(server, LARGE, [steady(STEADY_MS), burst(BURST)], 1);
       await stopAll();
     }

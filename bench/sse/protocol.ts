@@ -73,6 +73,6 @@ export interface Ready {
   url: string;
   gateway: string;
   pid: number;
-  /** Which server: Studio on a memory or PGlite store, or the bare node:http reference. */
-  store: 'memory' | 'pglite' | 'reference';
+  /** Which server: Studio on a memory or SQLite store, or the bare node:http reference. */
+  store: 'memory' | 'sqlite' | 'reference';
 }

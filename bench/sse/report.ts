@@ -100,7 +100,7 @@ export function formatReport(
       "parent; a fresh session per subscriber count; latency = the client's socket read − the time taken in the server " +
       'right before the append (one clock). ' +
       `${machine()}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; ` +
-      `${REPS > 1 ? `median (min–max) of ${REPS} repetitions, Studio and the reference interleaved; PGlite once after` : 'one run'}; ` +
+      `${REPS > 1 ? `median (min–max) of ${REPS} repetitions, Studio and the reference interleaved; SQLite once after` : 'one run'}; ` +
       'counts are totals.',
     '',
     '| target | subscribers | load | delivered / expected | dup / missing / out of order / connections cut | p50 ms | p90 ms | p99 ms | max ms | server done writing, p50 / p99 ms ¹ | first append → last delivery | server CPU, % of a core | server CPU per delivery µs | waited for a CPU, server / client ² | server peak RSS MB |',

@@ -6,7 +6,7 @@
  * through the admin API, prints `{"url": <runtime url>, "pid": ...}` as one JSON line on stdout, and
  * then takes commands over IPC (`process.send`): see `Command` in ./protocol.ts.
  *
- * Environment: BENCH_SSE_STORE=memory|pglite (default memory). Run it with `--expose-gc` so `mem`
+ * Environment: BENCH_SSE_STORE=memory|sqlite (default memory). Run it with `--expose-gc` so `mem`
  * can collect garbage before it measures.
  */
 import { randomBytes } from 'node:crypto';
@@ -104,7 +104,7 @@ function timedStore(
 }
 
 async function main(): Promise<void> {
-  const storeKind = process.env.BENCH_SSE_STORE === 'pglite' ? 'pglite' : 'memory';
+  const storeKind = process.env.BENCH_SSE_STORE === 'sqlite' ? 'sqlite' : 'memory';
   const dataDir = await mkdtemp(join(tmpdir(), `studio-bench-sse-${storeKind}-`));
   const adminKey = `adm_${randomBytes(32).toString('base64url')}`;
   const config = loadConfig({

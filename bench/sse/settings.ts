@@ -16,13 +16,13 @@ export const LARGE_BURST = 50;
 export const LARGE_EVENT_BYTES = 32 * 1024;
 export const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (QUICK ? 1 : 2);
 export type Target = Ready['store'];
-export const TARGETS = (env.BENCH_SSE_TARGETS ?? (QUICK ? 'memory,reference' : 'memory,reference,pglite'))
+export const TARGETS = (env.BENCH_SSE_TARGETS ?? (QUICK ? 'memory,reference' : 'memory,reference,sqlite'))
   .split(',')
   .map((s) => s.trim())
-  .filter((s): s is Target => s === 'memory' || s === 'pglite' || s === 'reference');
+  .filter((s): s is Target => s === 'memory' || s === 'sqlite' || s === 'reference');
 export const TARGET_LABEL: Record<Target, string> = {
   memory: 'Studio, memory store',
-  pglite: 'Studio, PGlite store',
+  sqlite: 'Studio, SQLite store',
   reference: 'bare node:http (reference)',
 };
 export const PROFILE = env.BENCH_SSE_PROFILE === '1';

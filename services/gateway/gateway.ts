@@ -78,7 +78,7 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
 }> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.logLevel);
-  const lock = config.eventStore === 'pglite' ? await lockDataDir(config.dataDir) : undefined;
+  const lock = config.eventStore === 'sqlite' ? await lockDataDir(config.dataDir) : undefined;
   let counters: CounterStore | undefined;
   try {
     const keys = await loadKeys(config);
@@ -87,6 +87,7 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
     const store = await openStore({
       kind: config.eventStore,
       dataDir: config.dataDir,
+      synchronous: config.sqliteSynchronous,
       databaseUrl: config.databaseUrl,
       hooks: options.storeHooks,
     });

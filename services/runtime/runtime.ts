@@ -64,11 +64,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     let storeLost: Promise<Error> | undefined;
     if (!store) {
       const dataDir = join(config.dataDir, 'runtime');
-      if (config.eventStore === 'pglite') {
+      if (config.eventStore === 'sqlite') {
         const lock = await lockDataDir(dataDir);
         cleanups.push(() => lock.release());
       }
-      const opened = await openStore({ kind: config.eventStore, dataDir, databaseUrl: config.databaseUrl });
+      const opened = await openStore({
+        kind: config.eventStore,
+        dataDir,
+        synchronous: config.sqliteSynchronous,
+        databaseUrl: config.databaseUrl,
+      });
       cleanups.push(() => opened.close());
       store = opened;
       storeLost = opened.lost;

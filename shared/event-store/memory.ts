@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { KeyedLock } from '../keyed-lock.ts';
 import { ChangeNotifier } from './change-notifier.ts';
+import { newEventId } from './event-id.ts';
 import { firstIndexAfter } from './positions.ts';
 import { catchUpThenLive } from './subscription.ts';
 import {
@@ -66,7 +66,7 @@ export class MemoryEventStore implements EventStore {
     const createdAt = new Date().toISOString();
     const stored = events.map(
       (event, index): StoredEvent => ({
-        id: event.id ?? randomUUID(),
+        id: event.id ?? newEventId(),
         streamId,
         revision: actual + 1 + index,
         position: this.#nextPosition++,

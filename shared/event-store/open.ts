@@ -1,3 +1,4 @@
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type Checkpoint,
@@ -7,11 +8,14 @@ import {
 } from '../projections/checkpoints.ts';
 import { MemoryEventStore } from './memory.ts';
 import { migrate } from './migrations.ts';
-import type { EventStore, EventStoreKind, StoreTestHooks } from './types.ts';
+import type { SqliteSynchronous } from './sqlite/open.ts';
+import { EventLogWontOpen, type EventStore, type EventStoreKind, type StoreTestHooks } from './types.ts';
 
 export interface StoreConfig {
   kind: EventStoreKind;
   dataDir: string;
+  /** `sqlite` only: when an append counts as stored (default `full`: on disk). */
+  synchronous?: SqliteSynchronous;
   databaseUrl?: string;
   /** `kurrentdb` only: the server's connection string (default: the `KURRENTDB_URL` environment variable). */
   kurrentdbUrl?: string;
@@ -40,16 +44,17 @@ export async function openStore(config: StoreConfig): Promise<OpenedStore> {
         close: () => events.close(),
       };
     }
-    case 'pglite': {
-      const dir = join(config.dataDir, 'pglite');
-      const { openPgliteStore } = await import('./pglite.ts');
-      const { store, driver } = await openPgliteStore(dir, config.hooks);
+    case 'sqlite': {
+      const file = sqliteLogFile(config.dataDir);
+      await refuseEarlierLog(config.dataDir, file);
+      const { openSqliteLog } = await import('./sqlite/open.ts');
+      const log = openSqliteLog(file, { synchronous: config.synchronous, hooks: config.hooks });
       return {
-        events: store,
-        checkpoints: new SqlCheckpointStore(driver),
-        location: dir,
-        ...(driver.lost ? { lost: driver.lost } : {}),
-        close: () => store.close(),
+        events: log.store,
+        checkpoints: log.checkpoints,
+        location: file,
+        lost: log.lost,
+        close: () => log.close(),
       };
     }
     case 'postgres': {
@@ -111,6 +116,30 @@ export async function openStore(config: StoreConfig): Promise<OpenedStore> {
       throw new Error(`unknown event store ${String(unknown)}`);
     }
   }
+}
+
+/** The embedded log's file in a data directory. */
+export const sqliteLogFile = (dataDir: string): string => join(dataDir, 'log.sqlite');
+
+/** Where versions before SQLite kept the embedded log (PGlite's data directory). */
+export const earlierLogDir = (dataDir: string): string => join(dataDir, 'pglite');
+
+/**
+ * A data directory that holds only an earlier version's log is not started empty beside it (its
+ * studios and tokens would seem gone): the user is told how to bring that history over.
+ */
+async function refuseEarlierLog(dataDir: string, file: string): Promise<void> {
+  const exists = (path: string) =>
+    access(path).then(
+      () => true,
+      () => false,
+    );
+  const earlier = earlierLogDir(dataDir);
+  if ((await exists(file)) || !(await exists(join(earlier, 'PG_VERSION')))) return;
+  throw new EventLogWontOpen(
+    `${earlier} holds the log of an earlier Studio (PGlite); bring it over once with ` +
+      `\`studio log copy --from pglite:${earlier} --to sqlite:${file}\`, then start again`,
+  );
 }
 
 export function redactUrl(url: string): string {

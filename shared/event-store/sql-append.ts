@@ -1,11 +1,8 @@
-import { fromJsonb } from './json-codec.ts';
 import type { SqlExecutor } from './sql-driver.ts';
 import {
   type AppendResult,
   DuplicateEventId,
-  type EventMetadata,
   type ExpectedRevision,
-  type StoredEvent,
   WrongExpectedRevision,
 } from './types.ts';
 
@@ -79,32 +76,4 @@ export function appendResult(append: PendingAppend, row: AppendRow): AppendResul
     default:
       throw new Error(`studio_append_batch answered ${JSON.stringify(row)}`);
   }
-}
-
-/**
- * The events an append stored (outcome `ok`), as `readAll` would return them, each with the length
- * of its JSON text: the positions and revisions end at the row's and are consecutive; the data is
- * the JSON text the append sent.
- */
-export function storedEventsOf(
-  append: PendingAppend,
-  row: AppendRow,
-): { event: StoredEvent; size: number }[] {
-  const n = append.ids.length;
-  const firstPosition = Number(row.pos) - n + 1;
-  const firstRevision = Number(row.revision) - n + 1;
-  const metadata = fromJsonb(JSON.parse(append.metadata)) as EventMetadata;
-  return append.ids.map((id, i) => ({
-    event: {
-      id,
-      streamId: append.streamId,
-      revision: firstRevision + i,
-      position: firstPosition + i,
-      type: append.types[i]!,
-      data: fromJsonb(JSON.parse(append.data[i]!)),
-      metadata,
-      createdAt: row.at,
-    },
-    size: append.data[i]!.length + append.metadata.length,
-  }));
 }

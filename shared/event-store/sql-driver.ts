@@ -1,4 +1,4 @@
-/** The little a SQL adapter needs from a driver; PGlite and `pg` both fit behind it. */
+/** The little the SQL adapter needs from a driver (`pg`, or a test's wrapper around it). */
 export interface SqlExecutor {
   query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: Row[] }>;
   /** Runs a script of several statements without parameters. */
@@ -9,12 +9,6 @@ export interface SqlDriver extends SqlExecutor {
   /** Runs `work` in one transaction: commit when it resolves, roll back when it throws. */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
-  /**
-   * Resolves, with why, if the database is gone for good in this process (the embedded one's thread
-   * ended): every call fails from then on, and only a new start (which recovers it from its log)
-   * brings it back. Absent for a server, whose outages pass.
-   */
-  lost?: Promise<Error>;
 }
 
 /** PostgreSQL's SQLSTATE for a unique violation. */

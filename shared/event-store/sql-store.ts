@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { AppendBatcher } from './append-batcher.ts';
 import { ChangeNotifier } from './change-notifier.ts';
+import { newEventId } from './event-id.ts';
 import { fromJsonbText, toJsonbText } from './json-codec.ts';
 import {
   type AppendRow,
@@ -8,7 +8,6 @@ import {
   appendResult,
   CREATED_AT_FORMAT,
   type PendingAppend,
-  storedEventsOf,
 } from './sql-append.ts';
 import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
 import { catchUpThenLive } from './subscription.ts';
@@ -19,8 +18,8 @@ import {
   assertReadableAll,
   assertStorableIdentifier,
   type EventMetadata,
-  type EventStore,
   type EventStoreKind,
+  type ImportingStore,
   type NewEvent,
   NO_STREAM,
   type ReadAllOptions,
@@ -30,7 +29,6 @@ import {
   type SubscribeOptions,
   type SubscriptionItem,
 } from './types.ts';
-import { WrittenTail } from './written-tail.ts';
 
 interface EventRow {
   position: string | number;
@@ -65,17 +63,28 @@ const NOTIFY_CHANNEL = 'studio_events';
  */
 export const FIRST_AFTER = 'SELECT position FROM events WHERE position > $1 ORDER BY position LIMIT 1';
 const MAX_ATTEMPTS = 5;
+
+const IMPORT_EVENTS = `INSERT INTO events (position, stream_id, revision, event_id, type, data, metadata, created_at)
+  SELECT position, stream_id, revision, event_id, type, data::jsonb, metadata::jsonb, created_at
+  FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
+    AS r(position, stream_id, revision, event_id, type, data, metadata, created_at)`;
+const IMPORT_STREAMS = `INSERT INTO streams (stream_id, revision)
+  SELECT stream_id, max(revision) FROM unnest($1::text[], $2::bigint[]) AS r(stream_id, revision) GROUP BY stream_id
+  ON CONFLICT (stream_id) DO UPDATE SET revision = greatest(streams.revision, excluded.revision)`;
+/** Raises the offset of positions made here until the next transaction's come after `$1` (infra/sql 007). */
+const POSITIONS_AFTER = `UPDATE log_positions
+  SET xid_offset = greatest(xid_offset, ($1::bigint >> 16) + 1 - pg_current_xact_id()::text::bigint)`;
 /** Positions reserve 16 bits for the index of an event inside its transaction (append or batch). */
 export const MAX_EVENTS_PER_APPEND = 65_536;
 
 /** Batches of appends committing at once, each its own transaction on its own connection of the pool. */
-const DEFAULT_BATCHES_IN_FLIGHT = 2;
+const BATCHES_IN_FLIGHT = 2;
 const MAX_APPENDS_PER_BATCH = 500;
 
 type Outcome = { row: AppendRow } | { error: unknown };
 
-/** The SQL event store shared by PGlite (embedded) and PostgreSQL (`pg`): same schema, same statements. */
-export class SqlEventStore implements EventStore {
+/** The event store on PostgreSQL (`pg`): the schema and functions of infra/sql. */
+export class SqlEventStore implements ImportingStore {
   readonly changes = new ChangeNotifier();
 
   constructor(
@@ -85,19 +94,10 @@ export class SqlEventStore implements EventStore {
       hooks?: StoreTestHooks;
       notifyOnCommit?: boolean;
       onClose?: () => Promise<void>;
-      /** Batches of appends committing at once (PGlite runs one transaction at a time anyway). */
-      batchesInFlight?: number;
-      /**
-       * This store is the database's only writer, its batches commit one at a time, and the log's
-       * head is this position: whole-log reads after it are answered from the events it wrote (a
-       * `WrittenTail`) rather than read back. PGlite's, which one process owns.
-       */
-      soleWriterAfter?: number;
     } = {},
   ) {
-    if (options.soleWriterAfter !== undefined) this.#written = new WrittenTail(options.soleWriterAfter);
     this.#batcher = new AppendBatcher((batch) => this.#commitBatch(batch), {
-      maxInFlight: options.batchesInFlight ?? DEFAULT_BATCHES_IN_FLIGHT,
+      maxInFlight: BATCHES_IN_FLIGHT,
       maxItems: MAX_APPENDS_PER_BATCH,
       maxWeight: MAX_EVENTS_PER_APPEND,
       weight: (append) => append.ids.length,
@@ -105,7 +105,6 @@ export class SqlEventStore implements EventStore {
   }
 
   readonly #batcher: AppendBatcher<PendingAppend, Outcome>;
-  readonly #written: WrittenTail | undefined;
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
     assertAppendable(streamId, events);
@@ -115,7 +114,7 @@ export class SqlEventStore implements EventStore {
     const append: PendingAppend = {
       streamId,
       expected: options.expected ?? 'any',
-      ids: events.map((e) => e.id ?? randomUUID()),
+      ids: events.map((e) => e.id ?? newEventId()),
       types: events.map((e) => e.type),
       data: events.map((e) => toJsonbText(e.data)),
       metadata: toJsonbText(options.metadata),
@@ -165,14 +164,37 @@ export class SqlEventStore implements EventStore {
           return rows;
         })
       : await appendBatch(this.db, batch, notify);
-    // Committed: before anyone is notified, so a woken reader finds them.
-    if (this.#written) {
-      for (const [i, row] of rows.entries()) {
-        if (row.outcome !== 'ok') continue;
-        for (const { event, size } of storedEventsOf(batch[i]!, row)) this.#written.add(event, size);
-      }
-    }
     return rows;
+  }
+
+  async importEvents(events: readonly StoredEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const last = events.at(-1)!.position;
+    try {
+      await this.db.transaction(async (tx) => {
+        // No append of this database's own slips in between: its position could not be after these.
+        await tx.query('LOCK TABLE events IN EXCLUSIVE MODE');
+        const { rows } = await tx.query<{ head: string | null }>('SELECT max(position) AS head FROM events');
+        const head = Number(rows[0]?.head ?? 0);
+        if (events[0]!.position <= head) {
+          throw new RangeError(`an imported event's position ${events[0]!.position} is not after ${head}`);
+        }
+        await tx.query(IMPORT_EVENTS, [
+          events.map((e) => e.position),
+          events.map((e) => e.streamId),
+          events.map((e) => e.revision),
+          events.map((e) => e.id),
+          events.map((e) => e.type),
+          events.map((e) => toJsonbText(e.data)),
+          events.map((e) => toJsonbText(e.metadata)),
+          events.map((e) => e.createdAt),
+        ]);
+        await tx.query(IMPORT_STREAMS, [events.map((e) => e.streamId), events.map((e) => e.revision)]);
+        await tx.query(POSITIONS_AFTER, [last]);
+      });
+    } finally {
+      this.changes.notify();
+    }
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -193,11 +215,6 @@ export class SqlEventStore implements EventStore {
     // since the last change notification is shared: it shows every append notified so far, so a
     // subscriber that saw that notification misses nothing by taking it.
     if (options.streamId !== undefined || options.types !== undefined) return this.#readAll(options);
-    const written = this.#written?.read(options.after ?? 0, options.limit);
-    if (written) {
-      await this.options.hooks?.beforeRead?.({ kind: 'readAll', options });
-      return written;
-    }
     const key = `${this.changes.version}:${options.after ?? 0}:${options.limit ?? ''}`;
     const shared = this.#pageReads.get(key);
     if (shared) return shared;

@@ -1,5 +1,5 @@
 /**
- * The event store port. Every adapter (memory, pglite, postgres, kurrentdb) implements it and
+ * The event store port. Every adapter (memory, sqlite, postgres, kurrentdb) implements it and
  * passes the one contract suite in test/contract/event-store.contract.ts.
  */
 
@@ -84,7 +84,7 @@ export type SubscriptionItem = StoredEvent | CaughtUp;
 
 export const isCaughtUp = (item: SubscriptionItem): item is CaughtUp => item.type === '$caught_up';
 
-export type EventStoreKind = 'memory' | 'pglite' | 'postgres' | 'kurrentdb';
+export type EventStoreKind = 'memory' | 'sqlite' | 'postgres' | 'kurrentdb';
 
 export interface EventStore {
   readonly kind: EventStoreKind;
@@ -96,6 +96,19 @@ export interface EventStore {
   /** Position of the last event a reader can see (0 when empty). */
   headPosition(): Promise<number>;
   close(): Promise<void>;
+}
+
+/**
+ * A store that takes another log's events exactly as they were stored there (`studio log copy`):
+ * ids, streams, revisions, positions and times kept, so every event digests as before and the
+ * copy's seals verify.
+ */
+export interface ImportingStore extends EventStore {
+  /**
+   * Writes `events` (in position order, the first after this log's head) in one transaction. The
+   * positions this store gives later appends come after them.
+   */
+  importEvents(events: readonly StoredEvent[]): Promise<void>;
 }
 
 /** Raised when `expected` does not match the stream's state. */

@@ -1,9 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from './migrations.ts';
-import { PGLITE_SETTINGS } from './pglite.ts';
-import { startPgliteThread } from './pglite-thread.ts';
-import type { SqlDriver } from './sql-driver.ts';
-import { SqlEventStore } from './sql-store.ts';
+import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from './types.ts';
 import { WrittenTail } from './written-tail.ts';
 
@@ -51,67 +46,5 @@ describe('the tail of events a sole writer wrote', () => {
     added(tail, [event(4), 900]);
     expect(tail.read(2)).toBeUndefined();
     expect(positions(tail.read(3))).toEqual([4]);
-  });
-});
-
-describe('a PGlite store reading back what it wrote', () => {
-  let driver: SqlDriver;
-  let store: SqlEventStore;
-  const reads: string[] = [];
-
-  beforeAll(async () => {
-    const inner = await startPgliteThread(undefined, PGLITE_SETTINGS);
-    await migrate(inner);
-    driver = {
-      ...inner,
-      query: async <Row>(sql: string, params?: unknown[]) => {
-        if (sql.startsWith('SELECT position')) reads.push(sql);
-        return inner.query<Row>(sql, params);
-      },
-    };
-    store = new SqlEventStore('pglite', driver, { batchesInFlight: 1, soleWriterAfter: 0 });
-  });
-  afterAll(() => store.close());
-
-  it('answers whole-log reads with the events it appended, exactly as the database has them', async () => {
-    const awkward = { text: 'nul \u0000 and lone \ud800', nested: { z: 1, a: [1.5, null, true] }, é: 'ü' };
-    // Appends in one turn go together in one batch; their positions continue across streams.
-    await Promise.all([
-      store.append(
-        'a-1',
-        [
-          { type: 'One', data: { n: 1 } },
-          { type: 'Two', data: awkward },
-        ],
-        {
-          metadata: { actor: 'test', correlationId: 'c-1' },
-        },
-      ),
-      store.append('b-1', [{ type: 'One', data: { n: 2 } }], { metadata: { actor: 'test' } }),
-    ]);
-    await store.append('a-1', [{ type: 'Two', data: [] }], { expected: 1, metadata: { actor: 'test' } });
-    // An append refused stores nothing and leaves no trace in the tail.
-    await expect(
-      store.append('a-1', [{ type: 'One', data: {} }], { expected: 0, metadata: { actor: 'test' } }),
-    ).rejects.toThrow();
-
-    reads.length = 0;
-    const fromTail = await store.readAll({ after: 0 });
-    expect(reads).toEqual([]);
-    // A filtered read always goes to the database: the same events, field for field.
-    const fromDatabase = await store.readAll({ after: 0, types: ['One', 'Two'] });
-    expect(reads).toHaveLength(1);
-    expect(fromTail).toEqual(fromDatabase);
-    expect(fromTail.map((e) => [e.streamId, e.revision, e.type])).toEqual([
-      ['a-1', 0, 'One'],
-      ['a-1', 1, 'Two'],
-      ['b-1', 0, 'One'],
-      ['a-1', 2, 'Two'],
-    ]);
-    expect(fromTail[1]?.data).toEqual(awkward);
-    expect(fromTail[0]?.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-
-    const [, second] = fromTail;
-    expect(await store.readAll({ after: second!.position, limit: 1 })).toEqual([fromTail[2]]);
   });
 });

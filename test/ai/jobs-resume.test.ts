@@ -46,7 +46,7 @@ let gw: RunningGateway | undefined;
 
 async function start() {
   const config = loadConfig({
-    STUDIO_EVENT_STORE: 'pglite',
+    STUDIO_EVENT_STORE: 'sqlite',
     STUDIO_DATA_DIR: dataDir,
     ADMIN_SECRET_KEY: adminKey,
     STUDIO_MASTER_KEY: 'c'.repeat(64),

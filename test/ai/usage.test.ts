@@ -69,7 +69,7 @@ let token: string;
 
 async function start() {
   const config = loadConfig({
-    STUDIO_EVENT_STORE: 'pglite',
+    STUDIO_EVENT_STORE: 'sqlite',
     STUDIO_DATA_DIR: dataDir,
     ADMIN_SECRET_KEY: adminKey,
     STUDIO_MASTER_KEY: 'b'.repeat(64),

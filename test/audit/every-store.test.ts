@@ -1,3 +1,5 @@
+import { rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SEALS_STREAM } from '../../services/audit/seal.ts';
 import { LogSealer } from '../../services/audit/sealer.ts';
@@ -5,26 +7,35 @@ import { verifyLog } from '../../services/audit/verify.ts';
 import { KurrentDbEventStore } from '../../shared/event-store/kurrentdb/store.ts';
 import { lastEventOf } from '../../shared/event-store/last-event.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
-import { openPgliteStore } from '../../shared/event-store/pglite.ts';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { FakeKurrentServer } from '../contract/kurrentdb-fake.ts';
 import { freshPostgresDatabase } from '../support/postgres.ts';
+import { tempSqliteLog } from '../support/sqlite.ts';
 import { untilSealed } from './until-sealed.ts';
 
 // The sealer and verify use the store's port only: the same log is sealed and verified on every adapter.
 
 const database = await freshPostgresDatabase();
+const tempDirs: string[] = [];
 afterAll(async () => {
   await database?.drop();
+  await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
 type OpenStore = readonly [name: string, open: () => Promise<EventStore>];
 
 const STORES: OpenStore[] = [
   ['memory', async () => new MemoryEventStore()],
-  ['pglite', async () => (await openPgliteStore(undefined)).store],
+  [
+    'sqlite',
+    async () => {
+      const log = await tempSqliteLog();
+      tempDirs.push(dirname(log.file));
+      return log.store;
+    },
+  ],
   [
     'kurrentdb adapter over a fake client',
     async () => {

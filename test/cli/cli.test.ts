@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -8,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../../shared/event-store/testing.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
-import { adminCalls, startGatewayProcess, studio, waitFor } from '../support/studio-cli.ts';
+import { studio, waitFor } from '../support/studio-cli.ts';
 
-// Each step starts a process that opens PGlite (seconds on a loaded 2-core machine).
+// Each step starts a process of its own (a second or two on a loaded 2-core machine).
 describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
   let dataDir: string;
   let server: ChildProcess | undefined;
@@ -40,7 +39,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
 
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ status: 'ok', event_store: { kind: 'pglite' } });
+    expect(await health.json()).toMatchObject({ status: 'ok', event_store: { kind: 'sqlite' } });
 
     // A second process on the same data dir is refused with a clear message.
     const second = studio(['gateway', 'start', '--port', '0'], { STUDIO_DATA_DIR: dataDir });
@@ -124,62 +123,41 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
     );
   });
 
-  it('stops with 1 when the embedded database stops on a PANIC, and starts again with every acknowledged write', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'studio-cli-panic-'));
-    const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
-    const env = { STUDIO_DATA_DIR: dir, ADMIN_SECRET_KEY: adminKey };
-    const startGateway = () => startGatewayProcess(env);
-    const { post, envKeys } = adminCalls(adminKey);
+  it('a log that cannot be opened is refused in one line, naming it and why, with exit code 1', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'studio-cli-unopenable-'));
     try {
-      const first = await startGateway();
-      server = first.run.child;
-      // A directory where PostgreSQL makes its next WAL file: the write that needs it fails, and
-      // PostgreSQL PANICs (as it does on a full disk). Sealed 48 KB values fill the WAL file.
-      await mkdir(join(dir, 'pglite', 'pg_wal', 'xlogtemp.42'));
-      const acknowledged: string[] = [];
-      let refusal: Response | undefined;
-      for (let i = 0; i < 1_000; i++) {
-        const key = `FILL_${i}`;
-        const res = await post(first.url, '/v1/env/upsert', {
-          key,
-          value: randomBytes(36 * 1024).toString('base64'),
-        });
-        if (res?.ok) acknowledged.push(key);
-        else {
-          refusal = res;
-          break;
-        }
-      }
-      // The request that met the PANIC: the server's state, not the client's fault, and worth a retry.
-      expect(refusal?.status).toBe(503);
-      expect(await refusal?.json()).toMatchObject({ error: { code: 'unavailable' } });
-      expect(await first.run.exited).toBe(1);
-      server = undefined;
-      expect(first.run.output()).toMatch(/the event log stopped/);
-      // The first PANIC is the cause (a second one may follow it inside the same transaction).
-      expect(first.run.output()).toMatch(
-        /the embedded database stopped \(PANIC: could not create file pg_wal\/xlogtemp\.42: File exists/,
-      );
-      expect(acknowledged.length).toBeGreaterThan(0);
-
-      // Recovery needs that file too: the start fails, saying why in one line, not a stack.
-      const refused = studio(['gateway', 'start', '--port', '0'], env);
+      // A folder where the log's file should be: SQLite cannot open it.
+      await mkdir(join(dir, 'log.sqlite'));
+      const refused = studio(['gateway', 'start', '--port', '0'], { STUDIO_DATA_DIR: dir });
       expect(await refused.exited).toBe(1);
-      expect(refused.output()).toMatch(
-        /studio: the embedded event log \(.*pglite\) did not open: PGlite failed to initialize properly: FATAL: could not create file "pg_wal\/xlogtemp\.42"/,
-      );
+      expect(refused.output()).toMatch(/studio: the embedded event log \(.*log\.sqlite\) did not open: /);
       expect(refused.output()).not.toMatch(/^\s+at /m);
-
-      await rm(join(dir, 'pglite', 'pg_wal', 'xlogtemp.42'), { recursive: true });
-      const again = await startGateway();
-      server = again.run.child;
-      expect(await envKeys(again.url)).toEqual(expect.arrayContaining(acknowledged));
-      again.run.child.kill('SIGTERM');
-      expect(await again.run.exited).toBe(0);
-      server = undefined;
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a data directory that holds an earlier PGlite log is not started empty: it names the copy to run', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'studio-cli-earlier-'));
+    try {
+      await mkdir(join(dir, 'pglite'));
+      await writeFile(join(dir, 'pglite', 'PG_VERSION'), '17\n');
+      const refused = studio(['gateway', 'start', '--port', '0'], { STUDIO_DATA_DIR: dir });
+      expect(await refused.exited).toBe(1);
+      expect(refused.output()).toContain(
+        `studio log copy --from pglite:${join(dir, 'pglite')} --to sqlite:${join(dir, 'log.sqlite')}`,
+      );
+      expect(refused.output()).not.toMatch(/^\s+at /m);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('STUDIO_EVENT_STORE=pglite is refused, saying how to bring an earlier log over', async () => {
+    const run = studio(['start'], { STUDIO_DATA_DIR: dataDir, STUDIO_EVENT_STORE: 'pglite' });
+    expect(await run.exited).toBe(2);
+    expect(run.output()).toContain('pglite is no longer a store');
+    expect(run.output()).toContain('studio log copy --from pglite:DIR');
   });
 
   it('bad configuration is refused with the variable named', async () => {

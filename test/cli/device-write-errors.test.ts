@@ -12,9 +12,9 @@ import { adminCalls, startGatewayProcess, studio } from '../support/studio-cli.t
 
 // The embedded store on a block device whose writes fail underneath its file system: ext4 on a
 // loop device whose backing file lives on a small tmpfs. Once the tmpfs is full the device's
-// writes fail; ext4 still believes it has room, so PostgreSQL's writes succeed into the page
-// cache, the kernel drops the pages it could not write, and the failure surfaces at the next
-// sync, which is the case PostgreSQL stops on. Needs root, loop devices, mount and e2fsprogs:
+// writes fail; ext4 still believes it has room, so SQLite's writes succeed into the page cache,
+// the kernel drops the pages it could not write, and the failure surfaces at the next fsync,
+// which is the case the embedded store stops on (what was acknowledged may not be on disk). Needs root, loop devices, mount and e2fsprogs:
 // reported as not run elsewhere, except in CI (`CI=true`), where their absence is a failure.
 
 const run = promisify(execFile);
@@ -95,8 +95,8 @@ describe.skipIf(reason !== undefined)(
         const usedMiB = Math.ceil(((held.blocks - held.bfree) * held.bsize) / MiB);
         await run('mount', ['-o', `remount,size=${usedMiB + 24}m`, 'tmpfs', backing]);
 
-        // Every write is acknowledged or refused with 503 until the log stops: a write PostgreSQL
-        // could not make is refused (storage unavailable), and the failed sync stops the process.
+        // Every write is acknowledged or refused with 503 until the log stops: a write SQLite could
+        // not make is refused (storage unavailable), and the failed sync stops the process.
         const acknowledged: string[] = [];
         const refusals: { status: number; code: unknown }[] = [];
         // 2,000 values are ~70 MB, three times the room left: without real syncs none would fail.
@@ -124,7 +124,7 @@ describe.skipIf(reason !== undefined)(
         expect(exited, `after the log stopped${told()}`).toBe(1);
         server = undefined;
         expect(first.run.output()).toMatch(/the event log stopped/);
-        expect(first.run.output()).toMatch(/the embedded database stopped \(PANIC: could not /);
+        expect(first.run.output()).toMatch(/the embedded database stopped \(disk I\/O error: SQLITE_IOERR/);
 
         // Repaired as an operator would: room on the device again, the file system checked.
         await run('mount', ['-o', 'remount,size=512m', 'tmpfs', backing]);

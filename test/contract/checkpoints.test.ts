@@ -1,5 +1,5 @@
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPgliteStore } from '../../shared/event-store/pglite.ts';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';
 import {
   type CheckpointStore,
@@ -7,6 +7,7 @@ import {
   SqlCheckpointStore,
 } from '../../shared/projections/checkpoints.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
+import { tempSqliteLog } from '../support/sqlite.ts';
 
 const database = await freshPostgresDatabase();
 afterAll(async () => {
@@ -23,7 +24,7 @@ const snapshots: unknown[] = [
   { $studio_json: '\u0000' },
 ];
 
-/** Opens the store once for the suite (a fresh PGlite takes seconds), then checks every snapshot. */
+/** Opens the store once for the suite, then checks every snapshot. */
 function snapshotCases(open: () => Promise<{ checkpoints: CheckpointStore; close(): Promise<void> }>) {
   let target: Awaited<ReturnType<typeof open>> | undefined;
   beforeAll(async () => {
@@ -50,36 +51,34 @@ function snapshotCases(open: () => Promise<{ checkpoints: CheckpointStore; close
 }
 
 describe('checkpoints saved in one turn', () => {
-  it('go to the database in one statement, the later of two saves of a name winning', async () => {
-    const { store, driver } = await openPgliteStore(undefined);
+  it('go to the database in one transaction, the later of two saves of a name winning', async () => {
+    const log = await tempSqliteLog();
+    const observer = new Database(log.file, { readonly: true });
     try {
-      const statements: string[] = [];
-      const counted = {
-        ...driver,
-        query: <Row>(sql: string, params?: unknown[]) => {
-          statements.push(sql);
-          return driver.query<Row>(sql, params);
-        },
-      };
-      const checkpoints = new SqlCheckpointStore(counted);
+      // `data_version` moves once for each transaction another connection commits.
+      const commits = () => observer.pragma('data_version', { simple: true }) as number;
+      const before = commits();
       const names = Array.from({ length: 12 }, (_, i) => `read-model-${i}`);
       await Promise.all([
-        ...names.map((name, i) => checkpoints.save(name, { schemaVersion: 1, position: i, state: { i } })),
-        checkpoints.save('read-model-0', { schemaVersion: 2, position: 99, state: { again: true } }),
+        ...names.map((name, i) =>
+          log.checkpoints.save(name, { schemaVersion: 1, position: i, state: { i } }),
+        ),
+        log.checkpoints.save('read-model-0', { schemaVersion: 2, position: 99, state: { again: true } }),
       ]);
-      expect(statements).toHaveLength(1);
-      expect(await checkpoints.load('read-model-0')).toEqual({
+      expect(commits() - before).toBe(1);
+      expect(await log.checkpoints.load('read-model-0')).toEqual({
         schemaVersion: 2,
         position: 99,
         state: { again: true },
       });
-      expect(await checkpoints.load('read-model-11')).toEqual({
+      expect(await log.checkpoints.load('read-model-11')).toEqual({
         schemaVersion: 1,
         position: 11,
         state: { i: 11 },
       });
     } finally {
-      await store.close();
+      observer.close();
+      await log.close();
     }
   });
 });
@@ -88,11 +87,8 @@ describe('checkpoints in memory', () => {
   snapshotCases(async () => ({ checkpoints: new MemoryCheckpointStore(), close: async () => {} }));
 });
 
-describe('checkpoints on PGlite', () => {
-  snapshotCases(async () => {
-    const { store, driver } = await openPgliteStore(undefined);
-    return { checkpoints: new SqlCheckpointStore(driver), close: () => store.close() };
-  });
+describe('checkpoints on SQLite', () => {
+  snapshotCases(tempSqliteLog);
 });
 
 describe.skipIf(database === undefined)(

@@ -4,10 +4,10 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openKurrentDbStore } from '../../shared/event-store/kurrentdb/open.ts';
 import { KurrentDbEventStore } from '../../shared/event-store/kurrentdb/store.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
-import { openPgliteStore } from '../../shared/event-store/pglite.ts';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';
 import type { ReadAllOptions, StoredEvent } from '../../shared/event-store/types.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
+import { tempSqliteLog } from '../support/sqlite.ts';
 import { Subscriber } from '../support/subscriber.ts';
 import { eventStoreContract } from './event-store.contract.ts';
 import { FakeKurrentServer } from './kurrentdb-fake.ts';
@@ -18,10 +18,10 @@ eventStoreContract('memory', async (hooks) => {
   return { store, concurrentTransactions: true, close: () => store.close() };
 });
 
-// In-memory PGlite: one connection, so a held append blocks every other statement until it ends.
-eventStoreContract('pglite', async (hooks) => {
-  const { store } = await openPgliteStore(undefined, hooks);
-  return { store, concurrentTransactions: false, close: () => store.close() };
+// One writer: a held append holds back every other append until it ends (reads go on).
+eventStoreContract('sqlite', async (hooks) => {
+  const log = await tempSqliteLog(hooks);
+  return { store: log.store, concurrentTransactions: false, close: () => log.close() };
 });
 
 const database = await freshPostgresDatabase();

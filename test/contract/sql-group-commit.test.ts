@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openPgliteStore } from '../../shared/event-store/pglite.ts';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';
 import type { SqlEventStore } from '../../shared/event-store/sql-store.ts';
 import { DuplicateEventId, type EventMetadata } from '../../shared/event-store/types.ts';
@@ -55,8 +54,6 @@ function groupCommitSuite(name: string, open: () => Promise<SqlEventStore>): voi
     });
   });
 }
-
-groupCommitSuite('pglite', async () => (await openPgliteStore(undefined)).store);
 
 const database = await freshPostgresDatabase();
 afterAll(async () => {

@@ -48,7 +48,7 @@ function expectStudioRecord(
   expect(Number.isInteger(r.version)).toBe(true);
 }
 
-function adminFlowSuite(store: 'memory' | 'pglite' | 'postgres', databaseUrl?: string) {
+function adminFlowSuite(store: 'memory' | 'sqlite' | 'postgres', databaseUrl?: string) {
   let gw: TestGateway;
   const known: KnownToken[] = [];
 
@@ -334,8 +334,8 @@ describe('admin flow on the memory store', () => {
   adminFlowSuite('memory');
 });
 
-describe('admin flow on PGlite, surviving a restart', () => {
-  adminFlowSuite('pglite');
+describe('admin flow on SQLite, surviving a restart', () => {
+  adminFlowSuite('sqlite');
 });
 
 describe.skipIf(database === undefined)(

@@ -8,7 +8,7 @@ import { auditData } from '../support/audit.ts';
 import { processState } from '../support/process-state.ts';
 import { waitUntil } from '../support/wait.ts';
 
-// Studio on PGlite, killed with SIGKILL in the middle of a load of admin commands and restarted at
+// Studio on SQLite, killed with SIGKILL in the middle of a load of admin commands and restarted at
 // once (as a supervisor does), many times over: no acknowledged command may be lost, and a restart
 // is never refused because of the process just killed, though that one is still a zombie.
 
@@ -49,7 +49,7 @@ async function adminClient(url: string, adminKey: string, label: string, acknowl
   }
 }
 
-describe('Studio on PGlite killed with SIGKILL under load and restarted at once', () => {
+describe('Studio on SQLite killed with SIGKILL under load and restarted at once', () => {
   let dataDir: string | undefined;
   let studio: StudioProcess | undefined;
   afterAll(async () => {

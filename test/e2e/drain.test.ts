@@ -11,7 +11,7 @@ import { nodeGet } from '../support/node-get.ts';
 
 // `studio gateway start` as its own process on the embedded store, its model upstream a mock held
 // mid-stream: SIGTERM must let the stream finish whole, refuse what comes after, say `draining` on
-// /ready, exit 0, and leave the stream's usage event in the log for the next process. Two PGlite
+// /ready, exit 0, and leave the stream's usage event in the log for the next process. Two SQLite
 // starts: over a minute on a loaded machine.
 
 describe('SIGTERM drains the gateway', () => {

@@ -11,10 +11,10 @@ import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const LIBRARIES =
-  /\/node_modules\/(pg|pg-pool|@electric-sql\/pglite|@kurrent\/[^/]+|kafkajs|ioredis|@opentelemetry\/[^/]+)\//;
+  /\/node_modules\/(better-sqlite3|pg|pg-pool|@electric-sql\/pglite|@kurrent\/[^/]+|kafkajs|ioredis|@opentelemetry\/[^/]+)\//;
 const redisUrl = await reachableRedis();
 
-async function librariesLoaded(store: 'memory' | 'pglite', redis?: string, otlp?: string): Promise<string[]> {
+async function librariesLoaded(store: 'memory' | 'sqlite', redis?: string, otlp?: string): Promise<string[]> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ['--import', 'tsx', 'test/support/loaded-modules.ts'],
@@ -38,8 +38,8 @@ describe('a gateway loads only the libraries its configuration needs', () => {
     expect(await librariesLoaded('memory')).toEqual([]);
   });
 
-  it('PGlite store, no Kafka: PGlite runs in its own thread, so this thread loads none of them', async () => {
-    expect(await librariesLoaded('pglite')).toEqual([]);
+  it('SQLite store, no Kafka: better-sqlite3 and nothing else (never PGlite, which only `studio log copy` reads)', async () => {
+    expect(await librariesLoaded('sqlite')).toEqual(['better-sqlite3']);
   });
 
   it('with OTEL_EXPORTER_OTLP_ENDPOINT: the OpenTelemetry SDK and its OTLP/HTTP exporter', async () => {

@@ -105,7 +105,7 @@ const ok = (res: ApiResponse) => {
   return res;
 };
 
-describe.each<TestStoreKind>(['memory', 'pglite'])('model access per token (%s store)', (store) => {
+describe.each<TestStoreKind>(['memory', 'sqlite'])('model access per token (%s store)', (store) => {
   let mock: WireMock;
   let gw: TestGateway;
   /** Limited to `dev/*`; limited to one exact id; not limited. */
@@ -238,7 +238,7 @@ describe.each<TestStoreKind>(['memory', 'pglite'])('model access per token (%s s
   });
 
   // On a durable store: the restriction is in the log, and in the snapshot read at the next start.
-  if (store === 'pglite')
+  if (store === 'sqlite')
     it('a restart keeps every token to its models', async () => {
       await gw.restart();
       expect((await modelIds(devOnly)).filter((id) => !id.startsWith('dev/'))).toEqual([]);

@@ -242,9 +242,9 @@ describe.each(NAMES)('%s through every route that takes an id', (name) => {
   });
 });
 
-describe('across a restart (PGlite: read models come back from their snapshots)', { timeout: 90_000 }, () => {
+describe('across a restart (SQLite: read models come back from their snapshots)', { timeout: 90_000 }, () => {
   it('studios named like prototype members are still found, listed, and their tokens still work', async () => {
-    const gw = await startTestGateway({ store: 'pglite', logLevel: 'silent' });
+    const gw = await startTestGateway({ store: 'sqlite', logLevel: 'silent' });
     try {
       const admin = (method: string, path: string, body?: unknown) =>
         gw.api(method, path, { token: gw.adminKey, ...(body === undefined ? {} : { body }) });

@@ -65,8 +65,8 @@ function textSuite(store: TestStoreKind, databaseUrl?: string) {
   });
 }
 
-describe('text in events on PGlite', () => {
-  textSuite('pglite');
+describe('text in events on SQLite', () => {
+  textSuite('sqlite');
 });
 
 describe.skipIf(database === undefined)(

@@ -7,7 +7,7 @@ import { type StudioProcess, startStudio } from '../scale/processes.ts';
 import { auditData } from '../support/audit.ts';
 import { waitUntil } from '../support/wait.ts';
 
-// Nothing answered goes unrecorded: the gateway on PGlite, killed with SIGKILL while clients are
+// Nothing answered goes unrecorded: the gateway on SQLite, killed with SIGKILL while clients are
 // generating (chat completions JSON and streamed, text, text as SSE), restarted, several times over.
 // Every generation whose answer a client received whole (the JSON parsed, `[DONE]` or the `done`
 // frame seen) must have its GenerationCompleted event, under the request id the client sent.

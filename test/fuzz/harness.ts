@@ -40,14 +40,14 @@ interface Snapshot {
   file: unknown;
 }
 
-/** A gateway on PGlite (the embedded default, which refuses what `jsonb` cannot hold) and a runtime beside it. */
+/** A gateway on SQLite (the embedded default, which refuses what `jsonb` cannot hold) and a runtime beside it. */
 export async function startFuzzTarget(): Promise<{
   stack: TestStack;
   fixtures: Fixtures;
   routes: FuzzRoute[];
 }> {
   const stack = await startTestStack({
-    gateway: { store: 'pglite', logLevel: 'trace' },
+    gateway: { store: 'sqlite', logLevel: 'trace' },
     runtimeLogLevel: 'trace',
   });
   const admin = (method: string, path: string, body?: unknown) =>

@@ -174,7 +174,7 @@ async function burst(gateways: Endpoint[]) {
 
 describe('a hard budget under 200 parallel requests', () => {
   it('on one process (the embedded store): never spends past the budget', async () => {
-    const gw = await governedGateway({ store: 'pglite', upstreamUrl: upstream.url });
+    const gw = await governedGateway({ store: 'sqlite', upstreamUrl: upstream.url });
     try {
       await burst([inProcess(gw)]);
     } finally {

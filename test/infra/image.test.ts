@@ -20,7 +20,8 @@ describe('the build context (.dockerignore, read by Docker’s own matching rule
   it.each([
     '.studio/admin.key',
     '.studio/master.key',
-    '.studio/pglite/base/1/1259',
+    '.studio/log.sqlite',
+    '.studio/log.sqlite-wal',
     '.studio/workspace/notes.txt',
     '.env',
     '.env.production',

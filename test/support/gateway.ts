@@ -7,11 +7,11 @@ import { type GatewayOptions, type RunningGateway, startGateway } from '../../se
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 
-export type TestStoreKind = 'memory' | 'pglite' | 'postgres';
+export type TestStoreKind = 'memory' | 'sqlite' | 'postgres';
 
 export interface TestGatewayOptions {
   store: TestStoreKind;
-  /** PGlite: the data dir to use (the caller owns it). Without one a temp dir is made and removed on close. */
+  /** SQLite: the data dir to use (the caller owns it). Without one a temp dir is made and removed on close. */
   dataDir?: string;
   /** PostgreSQL: the database (e.g. from `freshPostgresDatabase()`). */
   databaseUrl?: string;
@@ -66,7 +66,7 @@ export interface TestGateway {
   /** Base URL (changes on restart: a free port is taken each time). */
   readonly url: string;
   readonly adminKey: string;
-  /** PGlite: the data dir (the log is in `<dataDir>/pglite`). */
+  /** SQLite: the data dir (the log is `<dataDir>/log.sqlite`). */
   readonly dataDir: string;
   /** Every pino line the gateway wrote, across restarts. */
   readonly logs: string[];

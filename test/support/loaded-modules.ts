@@ -1,5 +1,5 @@
 /**
- * Starts a gateway (LOADED_STORE: memory or pglite; LOADED_REDIS_URL: its REDIS_URL, if any;
+ * Starts a gateway (LOADED_STORE: memory or sqlite; LOADED_REDIS_URL: its REDIS_URL, if any;
  * LOADED_OTLP_ENDPOINT: its OTEL_EXPORTER_OTLP_ENDPOINT, if any) in
  * this process, closes it, and prints the URL
  * of every module loaded through `import` meanwhile, as JSON. Run in its own process:

@@ -21,7 +21,7 @@
  *   wait for, and the test-only `beforeCommit` hook has nothing to hold (it is refused).
  * - `after` positions must be 0 or positions this store returned (a read starts at a record).
  */
-import { randomUUID } from 'node:crypto';
+
 import {
   BACKWARDS,
   END,
@@ -34,6 +34,7 @@ import {
   streamNameFilter,
 } from '@kurrent/kurrentdb-client';
 import { ChangeNotifier } from '../change-notifier.ts';
+import { newEventId } from '../event-id.ts';
 import { catchUpThenLive } from '../subscription.ts';
 import {
   type AppendOptions,
@@ -112,7 +113,7 @@ export class KurrentDbEventStore implements EventStore {
     const expected = options.expected ?? 'any';
     if (events.length === 0) return this.#checkOnly(streamId, stream, expected);
 
-    const batch = events.map((event) => ({ ...event, id: normalizeId(event.id ?? randomUUID()) }));
+    const batch = events.map((event) => ({ ...event, id: normalizeId(event.id ?? newEventId()) }));
     assertDistinctIds(batch); // again: ids that differ only in case are one UUID
     const ids = batch.map((event) => event.id);
     const claim = await this.#reservations.claim(streamId, ids);

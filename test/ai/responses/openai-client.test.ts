@@ -372,8 +372,8 @@ describe('stored in the log', () => {
     expect(expectApiError(res, 400, 'validation_failed').param).toBe('stream');
   });
 
-  it('after a restart (PGlite) a response is read back from the log, retrieved and continued', async () => {
-    const durable = await startTestGateway({ store: 'pglite', logLevel: 'silent' });
+  it('after a restart (SQLite) a response is read back from the log, retrieved and continued', async () => {
+    const durable = await startTestGateway({ store: 'sqlite', logLevel: 'silent' });
     try {
       await durable.api('POST', '/v1/studios/create', {
         token: durable.adminKey,

@@ -186,8 +186,8 @@ describe('model access through a route', () => {
 });
 
 describe('routes across a restart', { timeout: 60_000 }, () => {
-  it('come back from the read model, callable as before (PGlite)', async () => {
-    const gw = await startTestGateway({ store: 'pglite', logLevel: 'silent' });
+  it('come back from the read model, callable as before (SQLite)', async () => {
+    const gw = await startTestGateway({ store: 'sqlite', logLevel: 'silent' });
     try {
       const admin = (method: string, path: string, body?: unknown) =>
         gw.api(method, path, { token: gw.adminKey, ...(body === undefined ? {} : { body }) });

@@ -1,0 +1,115 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteLog } from './open.ts';
+
+const META = { actor: 'test' };
+let dir: string;
+let file: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'studio-sqlite-store-'));
+  file = join(dir, 'log.sqlite');
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('the embedded store on SQLite', () => {
+  it('commits the appends of one turn in one transaction, positions dense and in submission order', async () => {
+    const log = openSqliteLog(file);
+    // `data_version` moves once for each transaction another connection commits.
+    const observer = new Database(file, { readonly: true });
+    try {
+      const commits = () => observer.pragma('data_version', { simple: true }) as number;
+      const before = commits();
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          log.store.append(
+            `s-${i}`,
+            [{ type: 'One', data: { i } }, ...(i % 2 ? [{ type: 'Two', data: {} }] : [])],
+            {
+              expected: 'no_stream',
+              metadata: META,
+            },
+          ),
+        ),
+      );
+      expect(commits() - before).toBe(1);
+      const all = await log.store.readAll();
+      expect(all.map((e) => e.position)).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
+      expect(results.map((r) => r.position)).toEqual([1, 3, 4, 6, 7, 9, 10, 12, 13, 15]);
+    } finally {
+      observer.close();
+      await log.close();
+    }
+  });
+
+  it('answers whole-log reads with what it appended, exactly as a later start reads them back', async () => {
+    const first = openSqliteLog(file);
+    const awkward = { text: 'nul \u0000 and lone \ud800', nested: { z: 1, a: [1.5, null, true] }, é: 'ü' };
+    await Promise.all([
+      first.store.append(
+        'a-1',
+        [
+          { type: 'One', data: { n: 1 } },
+          { type: 'Two', data: awkward },
+        ],
+        { metadata: { actor: 'test', correlationId: 'c-1' } },
+      ),
+      first.store.append('b-1', [{ type: 'One', data: { n: 2 } }], { metadata: META }),
+    ]);
+    await first.store.append('a-1', [{ type: 'Two', data: [] }], { expected: 1, metadata: META });
+    // An append refused stores nothing and leaves no trace in what is read back.
+    await expect(
+      first.store.append('a-1', [{ type: 'One', data: {} }], { expected: 0, metadata: META }),
+    ).rejects.toThrow();
+    const written = await first.store.readAll();
+    await first.close();
+
+    const again = openSqliteLog(file);
+    try {
+      const read = await again.store.readAll();
+      expect(written).toEqual(read);
+      expect(read.map((e) => [e.streamId, e.revision, e.type])).toEqual([
+        ['a-1', 0, 'One'],
+        ['a-1', 1, 'Two'],
+        ['b-1', 0, 'One'],
+        ['a-1', 2, 'Two'],
+      ]);
+      expect(read[1]?.data).toEqual(awkward);
+      expect(read[0]?.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      // A start continues the log where it ended.
+      expect(await again.store.headPosition()).toBe(4);
+      const next = await again.store.append('b-1', [{ type: 'Two', data: {} }], {
+        expected: 0,
+        metadata: META,
+      });
+      expect(next).toEqual({ nextExpectedRevision: 1, position: 5 });
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('is in WAL mode with every commit synced, or synced less where that was chosen', async () => {
+    for (const synchronous of ['full', 'normal'] as const) {
+      const log = openSqliteLog(file, { synchronous });
+      const look = new Database(file, { readonly: true });
+      try {
+        expect(look.pragma('journal_mode', { simple: true })).toBe('wal');
+        expect(log.synchronous).toBe(synchronous);
+      } finally {
+        look.close();
+        await log.close();
+      }
+    }
+  });
+
+  it('refuses a log written by a newer Studio, saying so', async () => {
+    const db = new Database(file);
+    db.pragma('user_version = 99');
+    db.close();
+    expect(() => openSqliteLog(file)).toThrow(/written by a newer Studio \(schema 99/);
+  });
+});

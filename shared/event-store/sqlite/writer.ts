@@ -1,0 +1,87 @@
+import type { Database } from 'better-sqlite3';
+import { EventLogStopped } from '../types.ts';
+
+/**
+ * The one connection that writes the embedded log, and the queue in front of it: appends and
+ * checkpoint saves take turns, so a transaction held open across an await (the contract suite's
+ * `beforeCommit` hook) is never joined by another's statements.
+ *
+ * A write that fails for the disk's sake is told apart from one refused: a full disk refuses that
+ * transaction and the next may succeed; an I/O error (a failed fsync above all) means the file may
+ * not hold what was acknowledged, so the log stops for this process and `lost` says why. The next
+ * start recovers it from the WAL.
+ */
+export class SqliteWriter {
+  #queue: Promise<unknown> = Promise.resolve();
+  #stopped: EventLogStopped | undefined;
+  #stop!: (error: EventLogStopped) => void;
+  readonly lost = new Promise<Error>((resolve) => {
+    this.#stop = resolve;
+  });
+
+  constructor(readonly db: Database) {}
+
+  /** Throws the reason once the log has stopped. */
+  assertRunning(): void {
+    if (this.#stopped) throw this.#stopped;
+  }
+
+  /** Runs `work` after every write queued before it; a failure that stops the log is rethrown as such. */
+  run<T>(work: (db: Database) => T | Promise<T>): Promise<T> {
+    const result = this.#queue.then(async () => {
+      this.assertRunning();
+      try {
+        return await work(this.db);
+      } catch (error) {
+        throw this.#classify(error);
+      }
+    });
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Runs `work` in one transaction that may await (taken at once, so no other writer slips in). */
+  async transaction<T>(db: Database, work: () => Promise<T>): Promise<T> {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = await work();
+      db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Resolves once every write queued so far has settled. */
+  async idle(): Promise<void> {
+    await this.#queue;
+  }
+
+  #classify(error: unknown): unknown {
+    if (!stopsTheLog(error)) return error;
+    if (!this.#stopped) {
+      this.#stopped = new EventLogStopped(
+        `the embedded database stopped (${(error as Error).message}: ${sqliteCode(error)})`,
+        { cause: error },
+      );
+      this.#stop(this.#stopped);
+    }
+    return this.#stopped;
+  }
+}
+
+export function sqliteCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
+  const { code } = error as { code: unknown };
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+}
+
+/** An I/O error or a damaged file: what the log holds on disk is no longer known. */
+function stopsTheLog(error: unknown): boolean {
+  const code = sqliteCode(error);
+  return (
+    code !== undefined &&
+    (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')
+  );
+}
