@@ -33,6 +33,9 @@ const dataDir = join(parent, 'crashed');
 const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
 try {
   const env = {
+    // Warnings only: the request log under load would go through a pipe this process (the load
+    // generator) reads.
+    LOG_LEVEL: 'warn',
     OPENAI_COMPATIBLE_BASE_URL: `${mock.url}/v1`,
     OPENAI_COMPATIBLE_MODELS: 'bench',
     OPENAI_COMPATIBLE_API_KEY: 'sk-bench-crash-restart',

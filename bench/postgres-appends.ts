@@ -4,7 +4,6 @@
  * measurement of bench/event-store.ts, interleaved, against:
  *   - the adapter exactly as `openStore` builds it (group commit: appends submitted in one turn of
  *     the event loop share one transaction, up to 2 such batches at once);
- *   - the adapter as it was before group commit: one transaction (one `studio_append` call) per append;
  *   - group commit with 1, 4 and 8 batches in flight;
  *   - group commit with `synchronous_commit=off` for its sessions (no fsync wait).
  * Beside events/s it prints CPU per append: this Node process (process.cpuUsage) and the database
@@ -18,7 +17,6 @@ import { postgresDriver } from '../shared/event-store/postgres.ts';
 import { SqlEventStore } from '../shared/event-store/sql-store.ts';
 import { positiveFromEnv } from './lib/env.ts';
 import { type Appender, measureAppends } from './lib/measures.ts';
-import { oneTransactionPerAppend } from './lib/one-transaction-appender.ts';
 import { round3, summarize } from './lib/stats.ts';
 import { baseDatabaseUrl, openPostgres } from './lib/targets.ts';
 
@@ -44,24 +42,11 @@ function sqlStoreVariant(
     ...(options.syncCommit ? {} : { options: '-c synchronous_commit=off' }),
   });
   pool.on('error', () => undefined);
-  const store = new SqlEventStore('postgres', postgresDriver(pool), {
+  const store = new SqlEventStore(postgresDriver(pool), {
     notifyOnCommit: options.notify,
     ...(options.batchesInFlight ? { batchesInFlight: options.batchesInFlight } : {}),
   });
   return { name, store, pool, close: () => store.close() };
-}
-
-/** The adapter as it was before group commit (`oneTransactionPerAppend`), on its own pool. */
-function oneTransactionPerAppendVariant(url: string): Variant {
-  const pool = new pg.Pool({ connectionString: url, max: 20 });
-  pool.on('error', () => undefined);
-  const store = oneTransactionPerAppend(pool);
-  return {
-    name: 'before: one transaction per append (studio_append, pg_notify)',
-    store,
-    pool,
-    close: () => pool.end(),
-  };
 }
 
 /** utime + stime of a process, in ms (clock ticks of 10 ms on Linux). */
@@ -115,7 +100,6 @@ async function main(): Promise<void> {
       store: target.store.events,
       close: async () => undefined,
     });
-    variants.push(oneTransactionPerAppendVariant(url.toString()));
     for (const batchesInFlight of [1, 4, 8]) {
       variants.push(
         sqlStoreVariant(`group commit, ${batchesInFlight} batches in flight`, url.toString(), {

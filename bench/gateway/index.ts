@@ -2,8 +2,10 @@
  * Gateway overhead on `POST /v1/ai/chat/completions`, side by side in one run (method: "How we
  * measure" in docs/benchmarks.md): a mock upstream on loopback reached directly, through nginx
  * (the floor of a proxy in C; skipped when not installed), through a thin express + undici proxy
- * (plain JavaScript under plain `node`), through Studio, and through Portkey's gateway; JSON and
- * streamed.
+ * (plain JavaScript under plain `node`), through Studio started as `studio start` (gateway and
+ * agent runtime in one process, as users start it) and as `studio gateway start` (the gateway
+ * alone), and through Portkey's gateway; JSON and streamed. Prints the aims for both starts side by
+ * side, against the thin proxy of the same run.
  * Every server runs in its own process so its CPU time and peak RSS come from /proc.
  *
  *   node --import tsx bench/gateway/index.ts       (BENCH_QUICK=1 for a short smoke run)
@@ -14,9 +16,11 @@
  *   BENCH_GATEWAY_SECONDS=N       closed-loop time box per target and mode (default 5, quick 1.5)
  *   BENCH_GATEWAY_STORE=sqlite    Studio's event store: sqlite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
- *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,nginx,thin,studio,studio-governed,studio-governed-memory,
- *                                 studio-unheld,studio-routed,portkey
- *                                 (studio-governed: a hard budget and rate limits set; studio-governed-memory:
+ *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,nginx,thin,studio,studio-governed,gateway-governed,
+ *                                 studio-governed-memory,studio-unheld,studio-routed,portkey
+ *                                 (studio-governed: a hard budget and rate limits set; gateway-governed: the
+ *                                 same started as `studio gateway start`, every other Studio target as
+ *                                 `studio start`; studio-governed-memory:
  *                                 the same on the memory store, Studio's own code without the embedded store;
  *                                 studio-unheld: Studio whose answers do not wait for their usage event, the
  *                                 cost of holding them;
@@ -48,6 +52,7 @@ import {
   CONNECTIONS,
   EVEN_RATE,
   emptySamples,
+  evenRateFor,
   LABELS,
   type Mode,
   type Samples,
@@ -57,6 +62,7 @@ import {
   UNLOADED_RATE,
 } from './settings.ts';
 import { FALLBACK_ROUTE, type StudioStore, startStudioTarget, studioStoreFromEnv } from './studio.ts';
+import type { StudioStart } from './studio-start.ts';
 import { installTools, type Tools } from './tools.ts';
 
 export interface GatewayBenchOptions {
@@ -209,29 +215,45 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       targets.push({ ...targets[0]!, key: 'thin', label: LABELS.thin, proc: thin, origin: thin.url });
     }
 
-    const studios = [
-      { key: 'studio', env: {}, governed: false, routed: false },
-      { key: 'studio-governed', env: {}, governed: true, routed: false },
-      { key: 'studio-governed-memory', env: {}, governed: true, routed: false, store: 'memory' },
+    const studios: readonly {
+      key: TargetKey;
+      start: StudioStart;
+      env: Record<string, string>;
+      governed: boolean;
+      routed: boolean;
+      store?: StudioStore;
+    }[] = [
+      { key: 'studio', start: 'studio', env: {}, governed: false, routed: false },
+      { key: 'studio-governed', start: 'studio', env: {}, governed: true, routed: false },
+      { key: 'gateway-governed', start: 'gateway', env: {}, governed: true, routed: false },
+      {
+        key: 'studio-governed-memory',
+        start: 'studio',
+        env: {},
+        governed: true,
+        routed: false,
+        store: 'memory',
+      },
       {
         key: 'studio-unheld',
+        start: 'studio',
         env: { BENCH_ANSWER_BEFORE_USAGE_DURABLE: '1' },
         governed: false,
         routed: false,
       },
       {
         key: 'studio-routed',
+        start: 'studio',
         env: { OPENAI_COMPATIBLE_MODELS: 'bench,bench-b' },
         governed: false,
         routed: true,
       },
-    ] as const;
+    ];
     for (const studioTarget of studios.filter((s) => wanted.has(s.key))) {
-      const { key, env, governed, routed } = studioTarget;
-      const storeOf = 'store' in studioTarget ? studioTarget.store : store;
+      const { key, start, env, governed, routed } = studioTarget;
       const base: Target = {
         key,
-        label: 'store' in studioTarget ? LABELS[key] : `${LABELS[key]} (${store} event store)`,
+        label: studioTarget.store ? LABELS[key] : `${LABELS[key]} (${store} event store)`,
         origin: '',
         path: '/v1/ai/chat/completions',
         headers: plain,
@@ -241,7 +263,8 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
         const studio = await startStudioTarget({
           dir: join(dir, key),
           mockUrl: mock.url,
-          store: storeOf,
+          store: studioTarget.store ?? store,
+          start,
           env,
           governed,
           routed,
@@ -358,6 +381,10 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       return result;
     };
 
+    // The p99 aim's rate, fixed from the thin proxy's closed loop (JSON) of the first repetition.
+    let evenRate: number | undefined;
+    let thinClosedLoop: number | undefined;
+
     log(`warm-up: ${warmSeconds} s JSON + ${warmSeconds} s stream per target`);
     for (const target of live) {
       for (const mode of ['json', 'stream'] as const) await closedLoop(target, mode, warmSeconds, false);
@@ -373,6 +400,11 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
         }
       }
       for (const target of live) samples.get(target.key)!.rss.push(peakRssMb(target.proc!.pid));
+      if (evenRate === undefined) {
+        thinClosedLoop = samples.get('thin')?.rps.json[0];
+        evenRate = evenRateFor(thinClosedLoop);
+        log(`the p99 aim's even rate: ${evenRate} req/s`);
+      }
       for (const target of live) {
         const r = await measureOpen(target, 'json', UNLOADED_RATE);
         const s = samples.get(target.key)!;
@@ -393,7 +425,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       }
       // Portkey tops out near 1,000 req/s here: an even 1,000 req/s would only measure its queue.
       for (const target of live.filter((t) => t.key !== 'portkey')) {
-        const r = await measureOpen(target, 'json', EVEN_RATE);
+        const r = await measureOpen(target, 'json', evenRate);
         const s = samples.get(target.key)!;
         s.even.p50.push(percentile(r.total, 50));
         s.even.p99.push(percentile(r.total, 99));
@@ -419,6 +451,8 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       loadAtEnd: loadavg()[0]!,
       elapsedS,
       quick,
+      evenRate: evenRate ?? EVEN_RATE,
+      thinClosedLoop,
     });
   } finally {
     process.off('SIGINT', onSignal);

@@ -3,8 +3,21 @@ import type { Child } from './processes.ts';
 
 export const TITLE = '## Gateway overhead on chat completions';
 export const CONNECTIONS = 50;
-export const UNLOADED_RATE = 200;
+/** The even rate of the unloaded p50 aim, and of the chunk timings. */
+export const UNLOADED_RATE = 100;
+/** The even rate of the p99 aim, where the thin proxy serves at least twice as much (see `evenRateFor`). */
 export const EVEN_RATE = 1_000;
+
+/**
+ * The even rate of the p99 aim: EVEN_RATE, or half of what the thin proxy served in the closed loop
+ * (JSON) where that is less than twice EVEN_RATE: a rate closer to its capacity would measure the
+ * machine's queue, not a proxy's latency.
+ */
+export function evenRateFor(thinClosedLoop: number | undefined): number {
+  if (thinClosedLoop === undefined || !Number.isFinite(thinClosedLoop) || thinClosedLoop >= EVEN_RATE * 2)
+    return EVEN_RATE;
+  return Math.max(1, Math.floor(thinClosedLoop / 2));
+}
 
 export type TargetKey =
   | 'direct'
@@ -12,6 +25,7 @@ export type TargetKey =
   | 'thin'
   | 'studio'
   | 'studio-governed'
+  | 'gateway-governed'
   | 'studio-governed-memory'
   | 'studio-unheld'
   | 'studio-routed'
@@ -23,6 +37,7 @@ export const ALL_TARGETS: readonly TargetKey[] = [
   'thin',
   'studio',
   'studio-governed',
+  'gateway-governed',
   'studio-governed-memory',
   'studio-unheld',
   'studio-routed',
@@ -32,17 +47,20 @@ export const LABELS: Record<TargetKey, string> = {
   direct: 'direct (client → mock)',
   nginx: 'nginx (proxy_pass, keep-alive upstream)',
   thin: 'thin proxy (express 5 + undici Pool, plain node)',
-  studio: 'Studio',
+  // Every Studio target but `gateway-governed` is started as users start it: `studio start`.
+  studio: 'Studio (`studio start`)',
   // The same Studio with a priced model, a hard budget and rate limits on the bench studio: every
   // generation reserves and settles in the log and passes the limiter.
-  'studio-governed': 'Studio, hard budget and rate limits set',
+  'studio-governed': 'Studio (`studio start`), hard budget and rate limits set',
+  // The same started as `studio gateway start`: the gateway alone, no agent runtime in its process.
+  'gateway-governed': 'Studio (`studio gateway start`), hard budget and rate limits set',
   // The same on the memory store whatever BENCH_GATEWAY_STORE says: Studio's own code without the
   // embedded store, so each run shows which part of a gap is the store's.
-  'studio-governed-memory': "Studio's own code (budget and limits set, memory event store)",
+  'studio-governed-memory': "Studio's own code (`studio start`, budget and limits set, memory event store)",
   // Studio started with the bench-only `answerBeforeDurable`: what holding answers costs is measured against it.
-  'studio-unheld': 'Studio, answers not held for the usage append',
+  'studio-unheld': 'Studio (`studio start`), answers not held for the usage append',
   // The model asked through a fallback route (`bench/fallback`) whose first target is compat/bench.
-  'studio-routed': 'Studio via a fallback route',
+  'studio-routed': 'Studio (`studio start`) via a fallback route',
   portkey: 'Portkey',
 };
 
@@ -69,6 +87,7 @@ export interface Samples {
   /** Streams at UNLOADED_RATE: the mock's write of a chunk to its arrival, first chunk and slowest of each answer. */
   transitFirst: { p50: number[]; p99: number[] };
   transitMax: { p50: number[]; p99: number[] };
+  /** Open loop at the p99 aim's even rate (`evenRateFor`), JSON. */
   even: { p50: number[]; p99: number[] };
   errors: string[];
 }

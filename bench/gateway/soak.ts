@@ -1,8 +1,9 @@
 /**
- * Gateway soak (the aim "RSS flat over a 10-minute run", docs/benchmarks.md): Studio under a
- * steady open-loop load of chat completions (JSON and streamed, alternating slices) for ten
- * minutes, its RSS read from /proc every slice, every answer checked. Prints a table by minute and
- * whether the RSS stayed flat.
+ * Gateway soak (the aim "peak RSS ≤ 150 MB, flat over a 10-minute run", docs/benchmarks.md): Studio
+ * as users start it (`studio start`: gateway and agent runtime in one process), a hard budget and
+ * rate limits set, under a steady open-loop load of chat completions (JSON and streamed,
+ * alternating slices) for ten minutes, its RSS read from /proc every slice, every answer checked.
+ * Prints a table by minute and the aim's with yes or no.
  *   node --import tsx bench/gateway/soak.ts
  *
  * Environment:
@@ -11,6 +12,7 @@
  *   BENCH_SOAK_RATE=N           requests per second (default 500)
  *   BENCH_GATEWAY_STORE=sqlite  Studio's event store: sqlite (default, as `studio start`), memory,
  *                               or postgres (a fresh database, dropped after)
+ *   BENCH_STUDIO_START=studio   `studio start` (default) or `gateway` (`studio gateway start`, the gateway alone)
  */
 import { readFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -19,17 +21,20 @@ import { percentile } from '../lib/stats.ts';
 import { openLoop } from './open-loop.ts';
 import { peakRssMb, resetPeakRss } from './processes.ts';
 import { studioStoreFromEnv, withStudioTarget } from './studio.ts';
+import { START_COMMAND, studioStartFromEnv } from './studio-start.ts';
 
 const TITLE = '## Gateway soak: RSS over a long run';
 const SLICE_MS = 10_000;
 /** How much the highest RSS of the later half of the run may exceed the earlier half's and still count as flat. */
 const FLAT_TOLERANCE = 0.1;
+const AIM_PEAK_RSS_MB = 150;
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1';
 const seconds = positiveFromEnv('BENCH_SOAK_SECONDS') ?? (quick ? 60 : 600);
 const rate = positiveFromEnv('BENCH_SOAK_RATE') ?? 500;
 const store = studioStoreFromEnv();
+const start = studioStartFromEnv();
 const log = (message: string) => process.stderr.write(`[bench:soak] ${message}\n`);
 
 const rssMb = async (pid: number) => {
@@ -60,12 +65,14 @@ const valid = (stream: boolean) => (status: number, text: string) =>
 async function main(): Promise<string> {
   return withStudioTarget(
     'soak',
-    () => ({ store, governed: true }),
+    () => ({ store, start, governed: true }),
     async (studio) => {
       const { pid } = studio.child;
       const headers = { 'content-type': 'application/json', authorization: `Bearer ${studio.token}` };
       const rssAtRest = await rssMb(pid);
-      log(`Studio (${store}) pid ${pid}, ${rssAtRest.toFixed(0)} MB at rest; ${rate} req/s for ${seconds} s`);
+      log(
+        `Studio as ${START_COMMAND[start]} (${store}) pid ${pid}, ${rssAtRest.toFixed(0)} MB at rest; ${rate} req/s for ${seconds} s`,
+      );
 
       resetPeakRss(pid);
       const minutes: Minute[] = [];
@@ -128,7 +135,7 @@ function report(minutes: Minute[], rssAtRest: number, peak: number): string {
     TITLE,
     '',
     `${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim() ?? '?'}, Node ${process.version}, ` +
-      `load average ${f(loadavg()[0]!, 2)} at the end. \`node --import tsx bench/gateway/soak.ts\`: Studio ` +
+      `load average ${f(loadavg()[0]!, 2)} at the end. \`node --import tsx bench/gateway/soak.ts\`: Studio as ${START_COMMAND[start]} ` +
       `(bench/gateway/studio-launcher.ts compiled as the server build is, ${store} event store, a hard budget and rate limits set, request log at its default level into a file) → mock upstream on loopback, ` +
       `${rate} req/s evenly spaced (open loop), alternating 10 s slices of JSON and streamed chat completions, ` +
       `${minutes.length} min; RSS from /proc/<pid>/status after each slice.`,
@@ -141,13 +148,16 @@ function report(minutes: Minute[], rssAtRest: number, peak: number): string {
     ),
     '',
     `${requests.toLocaleString('en-US')} requests (each a usage event in the log), ${errors} failed. ` +
-      `RSS at rest ${f(rssAtRest)} MB, peak (VmHWM) ${f(peak)} MB. ` +
-      (judged
-        ? `Highest RSS in minutes 2–${settled[half - 1]!.minute}: ${f(early)} MB; in minutes ${settled[half]!.minute}–${last.minute}: ` +
-          `${f(late)} MB (${drift >= 0 ? '+' : ''}${f(drift * 100, 1)} %). Flat (within +${FLAT_TOLERANCE * 100} %): ` +
-          `**${drift <= FLAT_TOLERANCE ? 'yes' : 'no'}**. `
-        : 'Flat: **not judged** (fewer than 3 minutes). ') +
-      `Peak under 200 MB (the aim on SQLite): **${peak <= 200 ? 'yes' : 'no'}**.`,
+      `RSS at rest ${f(rssAtRest)} MB.`,
+    '',
+    '| aim | measured | met |',
+    '|---|---|---|',
+    `| peak RSS ≤ ${AIM_PEAK_RSS_MB} MB | ${f(peak)} MB (VmHWM over the run) | ${peak <= AIM_PEAK_RSS_MB ? 'yes' : 'no'} |`,
+    judged
+      ? `| RSS flat: the highest of the later half within +${FLAT_TOLERANCE * 100} % of the earlier half’s (first minute left out) ` +
+        `| minutes 2–${settled[half - 1]!.minute}: ${f(early)} MB; minutes ${settled[half]!.minute}–${last.minute}: ` +
+        `${f(late)} MB (${drift >= 0 ? '+' : ''}${f(drift * 100, 1)} %) | ${drift <= FLAT_TOLERANCE ? 'yes' : 'no'} |`
+      : '| RSS flat | fewer than 3 minutes | not judged |',
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -1,7 +1,10 @@
 /**
- * Starts Studio's gateway alone in this process, configured from the environment exactly as
- * `studio gateway start` is (shared/config.ts), so the benchmark can read its CPU and RSS from
- * /proc. Prints `READY {"url":"http://…"}` on stderr once it listens; SIGTERM closes it (flushing usage).
+ * Starts Studio in this process, configured from the environment exactly as the `studio` command
+ * configures it (shared/config.ts), so the benchmark can read its CPU and RSS from /proc.
+ * BENCH_STUDIO_START says which command: `studio` (the default) starts what `studio start`
+ * (`npm start`) starts: the gateway, then the agent runtime on the gateway's log; `gateway` starts
+ * what `studio gateway start` does, the gateway alone. Prints `READY {"url":"http://…"}` (the
+ * gateway's) on stderr once both listen; SIGTERM closes them (flushing usage).
  *   node --import tsx bench/gateway/studio-launcher.ts   (the benchmark runs it compiled: see studio.ts)
  *
  * With BENCH_CPU_PROFILE=<file> (V8's CPU profiler) or BENCH_HEAP_PROFILE=<file> (its sampling heap
@@ -11,17 +14,35 @@
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { startGateway } from '../../services/gateway/gateway.ts';
+import { provisionLocalToken } from '../../services/runtime/provision.ts';
+import { type RunningRuntime, startRuntime } from '../../services/runtime/runtime.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { studioStartFromEnv } from './studio-start.ts';
 
 const config = loadConfig(process.env);
 const logger = createLogger(config.logLevel);
+const start = studioStartFromEnv();
 // BENCH_ANSWER_BEFORE_USAGE_DURABLE=1: answers do not wait for their usage event (bench only; see
 // `UsageRecorderOptions`), the "without" against which the cost of holding them is measured.
 const unheld = process.env.BENCH_ANSWER_BEFORE_USAGE_DURABLE === '1';
 const gateway = await startGateway({ config, logger, ai: { usage: { answerBeforeDurable: unheld } } });
+let runtime: RunningRuntime | undefined;
+if (start === 'studio') {
+  // What `startCommand` (bin/start.ts) does for `studio start` with no STUDIO_TOKEN, which the
+  // benchmark never sets: a token of the `local` studio, and the runtime on the gateway's log.
+  const token = await provisionLocalToken(gateway.ctx, config.dataDir);
+  runtime = await startRuntime({
+    config,
+    logger,
+    gatewayUrl: gateway.url,
+    token,
+    sdkRoutes: true,
+    store: { events: gateway.ctx.events, checkpoints: gateway.ctx.checkpoints },
+  });
+}
 // On stderr: stdout is the request log, which the benchmark sends to a file.
-process.stderr.write(`READY ${JSON.stringify({ url: gateway.url })}\n`);
+process.stderr.write(`READY ${JSON.stringify({ url: gateway.url, runtime: runtime?.url ?? null })}\n`);
 
 /**
  * SIGUSR2 starts a profiler of `session` and the next SIGUSR2 stops it and writes what it gives to
@@ -84,8 +105,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
-    void gateway
-      .close()
+    // The runtime first, as `studio start` stops: its turns still call the gateway.
+    void (async () => {
+      await runtime?.close();
+      await gateway.close();
+    })()
       .catch((error: unknown) => logger.error({ err: error }, 'close failed'))
       .finally(() => process.exit(0));
   });

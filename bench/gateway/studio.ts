@@ -1,18 +1,17 @@
-/** Studio's gateway as a benchmark target: its own process, a studio and a user token. */
+/** Studio as a benchmark target: its own process, a studio and a user token. */
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
-import { SERVER_BUILD_OPTIONS } from '../../bin/server-build.mjs';
 import {
   type FreshDatabase,
   freshPostgresDatabase,
   postgresUnavailableReason,
 } from '../../test/support/postgres.ts';
+import { compileAsServer } from '../lib/server-build.ts';
 import { closedLoop } from './closed-loop.ts';
-import { type Child, ROOT, spawnReady } from './processes.ts';
+import { type Child, spawnReady } from './processes.ts';
+import { type StudioStart, studioStartFromEnv } from './studio-start.ts';
 
 const STORES = ['sqlite', 'memory', 'postgres'] as const;
 export type StudioStore = (typeof STORES)[number];
@@ -23,27 +22,6 @@ export function studioStoreFromEnv(value = process.env.BENCH_GATEWAY_STORE): Stu
   const store = STORES.find((s) => s === value);
   if (!store) throw new Error(`BENCH_GATEWAY_STORE must be one of ${STORES.join(', ')}, not "${value}"`);
   return store;
-}
-
-let compiling: Promise<string> | undefined;
-
-/**
- * studio-launcher.ts compiled as `npm run build:server` compiles the server, into a folder of this
- * process under dist/bench (removed at exit): Studio is measured as `npm start` runs it, not through
- * tsx (whose output names every function it makes at run time).
- */
-function compiledLauncher(): Promise<string> {
-  compiling ??= (async () => {
-    const outdir = join(ROOT, 'dist', 'bench', `launcher-${process.pid}`);
-    process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
-    await build({
-      ...SERVER_BUILD_OPTIONS,
-      entryPoints: [join(ROOT, 'bench', 'gateway', 'studio-launcher.ts')],
-      outdir,
-    });
-    return join(outdir, 'studio-launcher.js');
-  })();
-  return compiling;
 }
 
 /** The route the `studio-routed` target asks for. */
@@ -70,6 +48,8 @@ export interface StudioTargetOptions {
   dir: string;
   mockUrl: string;
   store: StudioStore;
+  /** Which command Studio is started as; by default BENCH_STUDIO_START's (`studio start` unless set). */
+  start?: StudioStart;
   env?: Record<string, string>;
   /** Price the model and set a hard budget and rate limits on the studio, none of which a run reaches. */
   governed?: boolean;
@@ -85,9 +65,9 @@ export interface StudioTargetOptions {
 
 /**
  * Starts bench/gateway/studio-launcher.ts with the env a deployment would set (model
- * `compat/bench` on the openai-compatible provider, pointing at `mockUrl`), then creates the
- * studio `bench` and a user token with the admin key. On `postgres` it gets a fresh database, which
- * its child's `stop` drops.
+ * `compat/bench` on the openai-compatible provider, pointing at `mockUrl`; the runtime, when
+ * started, on a port of its own), then creates the studio `bench` and a user token with the admin
+ * key. On `postgres` it gets a fresh database, which its child's `stop` drops.
  */
 export async function startStudioTarget(options: StudioTargetOptions): Promise<StudioTarget> {
   const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
@@ -103,6 +83,9 @@ export async function startStudioTarget(options: StudioTargetOptions): Promise<S
     STUDIO_DATA_DIR: join(options.dir, 'studio-data'),
     STUDIO_GATEWAY_HOST: '127.0.0.1',
     STUDIO_GATEWAY_PORT: '0',
+    STUDIO_RUNTIME_HOST: '127.0.0.1',
+    STUDIO_RUNTIME_PORT: '0',
+    BENCH_STUDIO_START: options.start ?? studioStartFromEnv(),
     ADMIN_SECRET_KEY: adminKey,
     STUDIO_MASTER_KEY: randomBytes(32).toString('hex'),
     OPENAI_COMPATIBLE_BASE_URL: `${options.mockUrl}/v1`,
@@ -115,7 +98,7 @@ export async function startStudioTarget(options: StudioTargetOptions): Promise<S
   // deployment would: its cost is part of what is measured.
   const launcher = options.fromSources
     ? ['--import', 'tsx', 'bench/gateway/studio-launcher.ts']
-    : ['--enable-source-maps', await compiledLauncher()];
+    : ['--enable-source-maps', await compileAsServer('bench/gateway/studio-launcher.ts')];
   const spawned = await spawnReady('Studio', launcher, env, {
     stdoutFile: join(options.dir, 'studio.log'),
     ...(options.wrap ? { wrap: options.wrap, timeoutMs: 900_000 } : {}),

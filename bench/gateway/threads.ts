@@ -1,9 +1,9 @@
 /**
- * Studio's CPU per request by thread: the main thread (HTTP, governance, read models, the sealer),
- * the busiest other thread (on SQLite, the database's worker thread) and the rest (V8's GC helpers,
- * libuv's pool), from /proc/<pid>/task during closed loops of chat completions (50 connections,
- * governed as the aims are measured). For comparing two checkouts on a shared machine, the ratio
- * of main to database thread is steadier than either: other load slows both alike.
+ * Studio's CPU per request by thread: the main thread (HTTP, governance, read models, the sealer,
+ * and on SQLite the log's commits and their syncs), the busiest other thread and the rest (V8's GC
+ * helpers, libuv's pool, the SQLite checkpointer's thread), from /proc/<pid>/task during closed
+ * loops of chat completions (50 connections, governed as the aims are measured; Studio started as
+ * BENCH_STUDIO_START says, `studio start` by default).
  *   node --import tsx bench/gateway/threads.ts
  *   BENCH_THREADS_ROUNDS=N (default 3)   BENCH_THREADS_SECONDS=N (default 4, after a 6 s warm-up)
  *   BENCH_THREADS_STREAM=1 (streamed completions)   BENCH_GATEWAY_STORE=sqlite|memory|postgres
@@ -11,21 +11,23 @@
 import { positiveFromEnv } from '../lib/env.ts';
 import { peakRssMb, threadCpuMs } from './processes.ts';
 import { loadStudio, studioStoreFromEnv, withStudioTarget } from './studio.ts';
+import { START_COMMAND, studioStartFromEnv } from './studio-start.ts';
 
 const rounds = positiveFromEnv('BENCH_THREADS_ROUNDS') ?? 3;
 const seconds = positiveFromEnv('BENCH_THREADS_SECONDS') ?? 4;
 const stream = process.env.BENCH_THREADS_STREAM === '1';
 const store = studioStoreFromEnv();
+const start = studioStartFromEnv();
 await withStudioTarget(
   'threads',
-  () => ({ store, governed: true }),
+  () => ({ store, start, governed: true }),
   async (studio) => {
     const pid = studio.child.pid;
     const load = (durationMs: number) => loadStudio(studio, stream, durationMs);
     await load(6_000);
     const ms = (value: number, requests: number) => (value / requests).toFixed(3);
     const lines = [
-      `Studio (${store}, governed), ${stream ? 'streamed' : 'JSON'} chat completions, CPU ms per request by thread:`,
+      `Studio as ${START_COMMAND[start]} (${store}, governed), ${stream ? 'streamed' : 'JSON'} chat completions, CPU ms per request by thread:`,
       '',
       '| round | req/s | main thread | busiest other thread | other threads | total | main ÷ busiest other | peak RSS |',
       '|---|---|---|---|---|---|---|---|',

@@ -17,18 +17,19 @@ export interface StartedStudio {
 
 /**
  * `studio start` (ports 0) in `dataDir` with `env` added, once its `/health` answers 200. `studio` is
- * the bin/studio.mjs to run (another checkout's, to compare). Its output is kept only until then.
+ * what `node` runs before `start …` (by default this checkout's bin/studio.mjs; see `npmStart`, or
+ * another checkout's, to compare). Its output is kept only until then.
  */
 export async function startStudio(
   dataDir: string,
-  options: { studio?: string; env?: Record<string, string> } = {},
+  options: { studio?: readonly string[]; env?: Record<string, string> } = {},
 ): Promise<StartedStudio> {
   const started = performance.now();
   const child: ChildProcess = spawn(
     process.execPath,
-    [options.studio ?? STUDIO, 'start', '--port', '0', '--runtime-port', '0'],
+    [...(options.studio ?? [STUDIO]), 'start', '--port', '0', '--runtime-port', '0'],
     {
-      env: { ...process.env, STUDIO_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...options.env },
+      env: { ...process.env, STUDIO_DATA_DIR: dataDir, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -65,17 +66,19 @@ export async function startStudio(
 }
 
 /** `studio start` in `dataDir` until healthy, then stopped: ms to `/health`. */
-async function startUntilHealthy(dataDir: string, studio: string): Promise<number> {
+async function startUntilHealthy(dataDir: string, studio: readonly string[]): Promise<number> {
   const running = await startStudio(dataDir, { studio });
   await running.stop();
   return running.startMs;
 }
 
 /**
- * `npm start` to a healthy `/health`: on a new data dir, then again on the one it created.
- * `studio` is the bin/studio.mjs to run (another checkout's, to compare).
+ * `npm start` to a healthy `/health`, its log at the level the environment says (by default as a
+ * user's: info): on a new data dir, then again on the one it created. `studio` as `startStudio` takes it.
  */
-export async function measureStartup(studio = STUDIO): Promise<{ newDirMs: number; existingDirMs: number }> {
+export async function measureStartup(
+  studio: readonly string[] = [STUDIO],
+): Promise<{ newDirMs: number; existingDirMs: number }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'studio-bench-start-'));
   try {
     const newDirMs = await startUntilHealthy(dataDir, studio);

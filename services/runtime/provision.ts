@@ -4,6 +4,7 @@ import { studiosProjection } from '../../projections/studios.ts';
 import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
 import { handleCommand } from '../../shared/decider.ts';
 import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
+import { ensurePrivateDir } from '../../shared/private-dir.ts';
 import { tokenLookup } from '../gateway/gateway.ts';
 import { studioDecider, studioStreamId } from '../studios/studio.ts';
 
@@ -49,6 +50,8 @@ export async function provisionLocalToken(gw: GatewayContext, dataDir: string): 
     metadata,
   );
   await awaitReadModels(gw, issued.position);
+  // The data dir may not exist yet: with the memory store and both keys given, nothing else made it.
+  await ensurePrivateDir(dataDir);
   await writeFile(path, `${token}\n`, { mode: 0o600 });
   return token;
 }

@@ -2,7 +2,7 @@ import { KeyedLock } from '../keyed-lock.ts';
 import { ChangeNotifier } from './change-notifier.ts';
 import { newEventId } from './event-id.ts';
 import { firstIndexAfter } from './positions.ts';
-import { catchUpThenLive } from './subscription.ts';
+import { subscribeThroughReads } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -151,12 +151,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
-    const { streamId } = options;
-    const read =
-      streamId === undefined
-        ? (after: number, limit: number) => this.readAll({ after, limit })
-        : (after: number, limit: number) => this.readStream(streamId, { after, limit });
-    return catchUpThenLive(options, read, this.#changes);
+    return subscribeThroughReads(this, this.#changes, options);
   }
 
   async headPosition(): Promise<number> {

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fromJsonbText } from './json-codec.ts';
-import { EventLogWontOpen, type EventMetadata, type StoredEvent } from './types.ts';
+import { EVENT_COLUMNS, type EventRow, toStoredEvent } from './sql-store.ts';
+import { EventLogWontOpen, type StoredEvent } from './types.ts';
 
 /** The log of an earlier Studio, whose embedded store was PGlite, read in position order. */
 export interface EarlierLog {
@@ -10,20 +10,7 @@ export interface EarlierLog {
   close(): Promise<void>;
 }
 
-interface Row {
-  position: string | number;
-  stream_id: string;
-  revision: string | number;
-  event_id: string;
-  type: string;
-  data: string;
-  metadata: string;
-  created_at: string;
-}
-
-const READ = `SELECT position, stream_id, revision, event_id, type, data::text AS data, metadata::text AS metadata,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-  FROM events WHERE position > $1 ORDER BY position LIMIT $2`;
+const READ = `SELECT ${EVENT_COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2`;
 
 /**
  * Opens PGlite's data directory (`<data dir>/pglite`, or that folder itself) to read its log. PGlite
@@ -47,19 +34,8 @@ export async function openEarlierLog(dir: string): Promise<EarlierLog> {
   const db = await PGlite.create(pgliteDir);
   return {
     async readAll({ after, limit }) {
-      const { rows } = await db.query<Row>(READ, [after, limit]);
-      return rows.map(
-        (row): StoredEvent => ({
-          id: row.event_id,
-          streamId: row.stream_id,
-          revision: Number(row.revision),
-          position: Number(row.position),
-          type: row.type,
-          data: fromJsonbText(row.data),
-          metadata: fromJsonbText(row.metadata) as EventMetadata,
-          createdAt: row.created_at,
-        }),
-      );
+      const { rows } = await db.query<EventRow>(READ, [after, limit]);
+      return rows.map(toStoredEvent);
     },
     async headPosition() {
       const { rows } = await db.query<{ head: string | number | null }>(

@@ -66,7 +66,7 @@ export async function openPostgresStore(
     if (sender === undefined || !ownBackends.has(sender)) wake();
   });
   await listener.start();
-  const store = new SqlEventStore('postgres', driver, {
+  const store = new SqlEventStore(driver, {
     hooks: options.hooks,
     notifyOnCommit: true,
     onClose: () => listener.close(),

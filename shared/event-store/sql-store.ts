@@ -10,7 +10,7 @@ import {
   type PendingAppend,
 } from './sql-append.ts';
 import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
-import { catchUpThenLive } from './subscription.ts';
+import { subscribeThroughReads } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -18,7 +18,6 @@ import {
   assertReadableAll,
   assertStorableIdentifier,
   type EventMetadata,
-  type EventStoreKind,
   type ImportingStore,
   type NewEvent,
   NO_STREAM,
@@ -30,7 +29,7 @@ import {
   type SubscriptionItem,
 } from './types.ts';
 
-interface EventRow {
+export interface EventRow {
   position: string | number;
   stream_id: string;
   revision: string | number;
@@ -47,7 +46,7 @@ interface EventRow {
  * `jsonb` as text, parsed once by `fromJsonbText` (the drivers would parse it, then the codec look at
  * it again), and the time formatted by the server as `toISOString` would (no Date parsed per row).
  */
-const COLUMNS =
+export const EVENT_COLUMNS =
   'position, stream_id, revision, event_id, type, data::text AS data, metadata::text AS metadata, ' +
   `to_char(created_at AT TIME ZONE 'UTC', ${CREATED_AT_FORMAT}) AS created_at`;
 /**
@@ -87,8 +86,9 @@ type Outcome = { row: AppendRow } | { error: unknown };
 export class SqlEventStore implements ImportingStore {
   readonly changes = new ChangeNotifier();
 
+  readonly kind = 'postgres' as const;
+
   constructor(
-    readonly kind: EventStoreKind,
     private readonly db: SqlDriver,
     private readonly options: {
       hooks?: StoreTestHooks;
@@ -201,7 +201,7 @@ export class SqlEventStore implements ImportingStore {
     assertStorableIdentifier('stream id', streamId);
     await this.options.hooks?.beforeRead?.({ kind: 'readStream', streamId });
     const result = await this.db.query<EventRow>(
-      `SELECT ${COLUMNS} FROM events WHERE stream_id = $1 AND revision > $2 ORDER BY revision LIMIT $3`,
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 AND revision > $2 ORDER BY revision LIMIT $3`,
       [streamId, options.after ?? NO_STREAM, options.limit ?? null],
     );
     return result.rows.map(toStoredEvent);
@@ -239,25 +239,18 @@ export class SqlEventStore implements ImportingStore {
       where += ` AND type = ANY($${params.length}::text[])`;
     }
     const result = await this.db.query<EventRow>(
-      `SELECT ${COLUMNS} FROM events WHERE ${where} ORDER BY position LIMIT $2`,
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where} ORDER BY position LIMIT $2`,
       params,
     );
     return result.rows.map(toStoredEvent);
   }
 
   subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
-    const { streamId } = options;
-    const read =
-      streamId === undefined
-        ? (after: number, limit: number) => this.readAll({ after, limit })
-        : (after: number, limit: number) => this.readStream(streamId, { after, limit });
     // On PostgreSQL a transaction no notification ends (a rollback or any other writer, even in
     // another database of the cluster) can hold committed events back; see `hasHiddenAfter`.
     const hidden =
-      streamId === undefined && this.kind === 'postgres'
-        ? (after: number) => this.#hasHiddenAfter(after)
-        : undefined;
-    return catchUpThenLive(options, read, this.changes, hidden);
+      options.streamId === undefined ? (after: number) => this.#hasHiddenAfter(after) : undefined;
+    return subscribeThroughReads(this, this.changes, options, hidden);
   }
 
   /** Whether committed events after `position` exist that `readAll` does not show yet. */
@@ -280,7 +273,7 @@ export class SqlEventStore implements ImportingStore {
   }
 }
 
-function toStoredEvent(row: EventRow): StoredEvent {
+export function toStoredEvent(row: EventRow): StoredEvent {
   return {
     id: row.event_id,
     streamId: row.stream_id,

@@ -1,5 +1,5 @@
 import type { ChangeNotifier } from './change-notifier.ts';
-import type { StoredEvent, SubscribeOptions, SubscriptionItem } from './types.ts';
+import type { EventStore, StoredEvent, SubscribeOptions, SubscriptionItem } from './types.ts';
 
 export type BatchReader = (after: number, limit: number) => Promise<StoredEvent[]>;
 /** Whether events after the cursor are committed but not readable yet (held back by an older transaction). */
@@ -73,4 +73,22 @@ export async function* catchUpThenLive(
       await changes.waitForChange(seen, signal);
     }
   }
+}
+
+/**
+ * `subscribe` through a store's own reads: the whole log in positions (`readAll`), or one stream in
+ * revisions (`readStream`).
+ */
+export function subscribeThroughReads(
+  store: Pick<EventStore, 'readAll' | 'readStream'>,
+  changes: ChangeNotifier,
+  options: SubscribeOptions,
+  hidden?: HiddenProbe,
+): AsyncGenerator<SubscriptionItem> {
+  const { streamId } = options;
+  const read: BatchReader =
+    streamId === undefined
+      ? (after, limit) => store.readAll({ after, limit })
+      : (after, limit) => store.readStream(streamId, { after, limit });
+  return catchUpThenLive(options, read, changes, hidden);
 }

@@ -13,7 +13,8 @@ describe('toApiError', () => {
     expect(error?.message).toContain('chat-a\\u0000b');
   });
 
-  // PostgreSQL's errors, as PGlite and pg raise them: a message and a SQLSTATE `code`.
+  // The stores' errors: PostgreSQL's (a message and a SQLSTATE `code`), SQLite's (better-sqlite3's
+  // `SQLITE_*` codes) and the system's (the embedded store's own writes).
   const databaseError = (code: string, message: string) => Object.assign(new Error(message), { code });
 
   it.each([
@@ -32,6 +33,10 @@ describe('toApiError', () => {
     ['57P01', 'terminating connection due to administrator command', 'the database cannot be reached'],
     ['ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432', 'the database cannot be reached'],
     ['53300', 'sorry, too many clients already', 'the database is out of resources'],
+    ['SQLITE_FULL', 'database or disk is full', 'the disk is full'],
+    ['ENOSPC', 'ENOSPC: no space left on device, write', 'the disk is full'],
+    ['SQLITE_READONLY', 'attempt to write a readonly database', 'a file could not be read or written'],
+    ['SQLITE_NOMEM', 'out of memory', 'the database is out of resources'],
   ])(
     'a database whose machine fails (%s) is 503 unavailable with Retry-After, naming no file',
     (code, message, reason) => {

@@ -2,8 +2,8 @@ import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiError, DomainError } from '../errors.ts';
-import { storageUnavailable } from '../event-store/sql-driver.ts';
 import { EventLogStopped, UnstorableIdentifier } from '../event-store/types.ts';
+import { storageUnavailable } from '../event-store/unavailable.ts';
 import type { Logger } from '../logger.ts';
 import { type StudioResponse, sendJson } from './request.ts';
 

@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../../shared/event-store/testing.ts';
@@ -158,6 +159,26 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain('pglite is no longer a store');
     expect(run.output()).toContain('studio log copy --from pglite:DIR');
+  });
+
+  it('starts on the memory store with both keys given and no data dir yet: the runtime keeps its token there', async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), 'studio-cli-memory-')), 'not-yet');
+    try {
+      const run = studio(['start', '--port', '0', '--runtime-port', '0'], {
+        STUDIO_DATA_DIR: dir,
+        STUDIO_EVENT_STORE: 'memory',
+        ADMIN_SECRET_KEY: `adm_${randomBytes(24).toString('base64url')}`,
+        STUDIO_MASTER_KEY: randomBytes(32).toString('hex'),
+      });
+      server = run.child;
+      await waitFor(() => /Agent runtime\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the runtime');
+      expect((await stat(join(dir, 'runtime.token'))).mode & 0o777).toBe(0o600);
+      run.child.kill('SIGTERM');
+      expect(await run.exited).toBe(0);
+      server = undefined;
+    } finally {
+      await rm(dirname(dir), { recursive: true, force: true });
+    }
   });
 
   it('bad configuration is refused with the variable named', async () => {

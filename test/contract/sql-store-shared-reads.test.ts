@@ -40,7 +40,7 @@ describe.skipIf(database === undefined)(
           return result;
         },
       };
-      store = new SqlEventStore('postgres', driver);
+      store = new SqlEventStore(driver);
     });
     afterAll(() => store.close());
 

@@ -23,5 +23,5 @@ export async function earlierPgliteLog(dir: string): Promise<SqlEventStore> {
     close: () => db.close(),
   };
   await migrate(driver);
-  return new SqlEventStore('postgres', driver);
+  return new SqlEventStore(driver);
 }

@@ -3,10 +3,12 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { messageOf } from '../../errors.ts';
 import { EventLogWontOpen, type StoreTestHooks } from '../types.ts';
+import { CHECKPOINTS, Checkpointer } from './checkpointer.ts';
 import { SqliteCheckpointStore } from './checkpoints.ts';
 import { migrateSqlite } from './schema.ts';
 import { SqliteEventStore } from './store.ts';
-import { SqliteWriter } from './writer.ts';
+import { WalReserve } from './wal-reserve.ts';
+import { SqliteWriter, sqliteCode } from './writer.ts';
 
 /**
  * When an append counts as stored. `full` (the default): its commit is on disk, so a power loss
@@ -29,15 +31,18 @@ export interface SqliteLog {
 /** SQLite's numbers for its `synchronous` levels (0 is OFF, 3 EXTRA: never set here). */
 const SYNCHRONOUS_LEVELS: Record<number, SqliteSynchronous> = { 1: 'normal', 2: 'full' };
 
-/** The WAL is cut back to this size after a checkpoint, so one burst does not hold its space for good. */
-const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
-
 /** Opens the log in `file`, creating it (and its directory) if need be. */
 export function openSqliteLog(
   file: string,
-  options: { synchronous?: SqliteSynchronous; hooks?: StoreTestHooks } = {},
+  options: {
+    synchronous?: SqliteSynchronous;
+    hooks?: StoreTestHooks;
+    /** Tests: when the checkpointer copies the WAL into the file. */
+    checkpoints?: Partial<typeof CHECKPOINTS>;
+  } = {},
 ): SqliteLog {
   const synchronous = options.synchronous ?? 'full';
+  const checkpoints = { ...CHECKPOINTS, ...options.checkpoints };
   let writer: Database.Database | undefined;
   let reader: Database.Database | undefined;
   try {
@@ -50,7 +55,10 @@ export function openSqliteLog(
     // macOS: a plain fsync leaves the data in the drive's cache; F_FULLFSYNC reaches the medium.
     writer.pragma(`fullfsync = ${synchronous === 'full' ? 'ON' : 'OFF'}`);
     writer.pragma(`checkpoint_fullfsync = ${synchronous === 'full' ? 'ON' : 'OFF'}`);
-    writer.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
+    // Checkpoints are the checkpointer thread's (checkpointer.ts). A WAL that a burst made larger
+    // is cut back to this size once it starts again from its beginning.
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.pragma(`journal_size_limit = ${checkpoints.walBytes}`);
     migrateSqlite(writer);
     reader = new Database(file, { readonly: true });
   } catch (error) {
@@ -60,10 +68,28 @@ export function openSqliteLog(
       cause: error,
     });
   }
-  const log = new SqliteWriter(writer);
+  const reserve = new WalReserve(
+    file,
+    writer.pragma('page_size', { simple: true }) as number,
+    checkpoints.walBytes / 4,
+  );
+  const log = new SqliteWriter(writer, reserve);
+  const checkpointer = new Checkpointer({ file, synchronous, ...checkpoints }, (error) =>
+    log.stop(
+      `its checkpoint failed: ${error.message}${sqliteCode(error) ? `: ${sqliteCode(error)}` : ''}`,
+      error,
+    ),
+  );
   const connections = [reader, writer];
   const store = new SqliteEventStore(log, reader, options.hooks, async () => {
     await log.idle();
+    reserve.close();
+    // A log stopped by an I/O error is left as the disk has it: closing the last connection would
+    // copy the WAL into the file and remove it, writes the same failing disk may drop after
+    // reporting them done, taking acknowledged commits with them. The next start recovers the WAL.
+    if (log.stopped) return checkpointer.abandon();
+    await checkpointer.close();
+    // The writer last: closing the last connection copies what the WAL holds into the file.
     for (const db of connections) if (db.open) db.close();
   });
   return {

@@ -1,8 +1,10 @@
+import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { until } from '../testing.ts';
 import { openSqliteLog } from './open.ts';
 
 const META = { actor: 'test' };
@@ -104,6 +106,41 @@ describe('the embedded store on SQLite', () => {
         await log.close();
       }
     }
+  });
+
+  it('copies the WAL into the file in its own thread once the WAL is large, then reuses the WAL from its start', async () => {
+    const log = openSqliteLog(file, { checkpoints: { walBytes: 256 * 1024, pollMs: 10 } });
+    try {
+      const bulk = 'x'.repeat(8 * 1024);
+      for (let i = 0; i < 64; i++)
+        await log.store.append(`s-${i}`, [{ type: 'Bulk', data: { bulk } }], { metadata: META });
+      await until(() => statSync(file).size > 512 * 1024, 'the file to hold what the WAL held');
+      // Once a checkpoint has copied every frame, the next commit starts the WAL again from its
+      // beginning, cut back to the size that triggers a checkpoint.
+      let n = 0;
+      await until(async () => {
+        await log.store.append('after', [{ type: 'One', data: { n: n++ } }], { metadata: META });
+        return statSync(`${file}-wal`).size <= 256 * 1024;
+      }, 'the WAL to start again');
+      expect(await log.store.readAll({ types: ['Bulk'] })).toHaveLength(64);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('never copies the WAL on the thread that commits', async () => {
+    const log = openSqliteLog(file, { checkpoints: { walBytes: 256 * 1024, pollMs: 60_000 } });
+    try {
+      const bulk = 'x'.repeat(8 * 1024);
+      for (let i = 0; i < 64; i++)
+        await log.store.append(`s-${i}`, [{ type: 'Bulk', data: { bulk } }], { metadata: META });
+      expect(statSync(`${file}-wal`).size).toBeGreaterThan(512 * 1024);
+      expect(statSync(file).size).toBeLessThan(64 * 1024);
+    } finally {
+      await log.close();
+    }
+    // Closed: the last connection folded the WAL into the file.
+    expect(statSync(file).size).toBeGreaterThan(512 * 1024);
   });
 
   it('refuses a log written by a newer Studio, saying so', async () => {

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { EventLogStopped } from '../types.ts';
+import type { WalReserve } from './wal-reserve.ts';
 
 /**
  * The one connection that writes the embedded log, and the queue in front of it: appends and
@@ -19,7 +20,15 @@ export class SqliteWriter {
     this.#stop = resolve;
   });
 
-  constructor(readonly db: Database) {}
+  constructor(
+    readonly db: Database,
+    /** Room made ahead of the WAL before each write (see wal-reserve.ts). */
+    private readonly reserve?: WalReserve,
+  ) {}
+
+  get stopped(): boolean {
+    return this.#stopped !== undefined;
+  }
 
   /** Throws the reason once the log has stopped. */
   assertRunning(): void {
@@ -31,6 +40,7 @@ export class SqliteWriter {
     const result = this.#queue.then(async () => {
       this.assertRunning();
       try {
+        await this.reserve?.ensure();
         return await work(this.db);
       } catch (error) {
         throw this.#classify(error);
@@ -58,16 +68,18 @@ export class SqliteWriter {
     await this.#queue;
   }
 
-  #classify(error: unknown): unknown {
-    if (!stopsTheLog(error)) return error;
+  /** Stops the log for this process: every call fails from now on with `why`. */
+  stop(why: string, cause: unknown): EventLogStopped {
     if (!this.#stopped) {
-      this.#stopped = new EventLogStopped(
-        `the embedded database stopped (${(error as Error).message}: ${sqliteCode(error)})`,
-        { cause: error },
-      );
+      this.#stopped = new EventLogStopped(`the embedded database stopped (${why})`, { cause });
       this.#stop(this.#stopped);
     }
     return this.#stopped;
+  }
+
+  #classify(error: unknown): unknown {
+    if (!stopsTheLog(error)) return error;
+    return this.stop(`${(error as Error).message}: ${sqliteCode(error) ?? 'EIO'}`, error);
   }
 }
 
@@ -77,11 +89,12 @@ export function sqliteCode(error: unknown): string | undefined {
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
 }
 
-/** An I/O error or a damaged file: what the log holds on disk is no longer known. */
+/**
+ * An I/O error or a damaged file: what the log holds on disk is no longer known. EIO is the same
+ * from Node's own writes (the room made ahead of the WAL).
+ */
 function stopsTheLog(error: unknown): boolean {
   const code = sqliteCode(error);
-  return (
-    code !== undefined &&
-    (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')
-  );
+  if (code === undefined) return (error as NodeJS.ErrnoException | null)?.code === 'EIO';
+  return code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB';
 }
