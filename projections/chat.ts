@@ -25,6 +25,7 @@ export const chatProjection = defineProjection<ChatState, ChatEvent>({
   name: 'chat',
   schemaVersion: 2,
   handles: CHAT_EVENT_TYPES,
+  categories: ['chat'],
   initialState: () => ({ conversations: new Map(), byChannel: new Map() }),
   toSnapshot: (state) => ({
     conversations: entriesOf(state.conversations),

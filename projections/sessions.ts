@@ -29,6 +29,7 @@ export const sessionsProjection = defineProjection<SessionsState, SessionEvent>(
   name: 'sessions',
   schemaVersion: 2,
   handles: SESSION_EVENT_TYPES,
+  categories: ['session'],
   initialState: () => new Map(),
   toSnapshot: entriesOf,
   fromSnapshot: (snapshot) => mapOf(snapshot, 'sessions'),

@@ -46,12 +46,16 @@ export class EffectDispatcher {
     for await (const item of resubscribing(this.events, {
       after: this.#position,
       signal: this.#controller.signal,
+      categories: ['session'],
       retry: this.retry,
       onFailure: logReadFailures(this.logger, 'effect dispatcher cannot read the log; retrying'),
     })) {
-      if (isCaughtUp(item)) continue;
-      if (item.streamId.startsWith('session-')) await this.plugins.dispatch(item);
-      this.#position = item.position;
+      // Read through there: the other streams' events are none of its business.
+      if (isCaughtUp(item)) this.#position = Math.max(this.#position, item.position);
+      else {
+        await this.plugins.dispatch(item);
+        this.#position = item.position;
+      }
     }
   }
 

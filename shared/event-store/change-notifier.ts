@@ -1,36 +1,89 @@
+/** How soon commits to streams a filtered waiter does not follow wake it, to move its position on. */
+export const OTHER_COMMITS_SETTLE_MS = 100;
+
 /**
  * Wakes subscribers when new events may be visible. A version counter closes the race between
  * "read found nothing new" and "start waiting": a waiter that missed a notification returns at once.
+ * A notification may name the stream categories committed to: a waiter for some categories is then
+ * woken at once only by theirs (or by a notification naming none), and by the others at most every
+ * `OTHER_COMMITS_SETTLE_MS`, in one wake for all of them.
  */
 export class ChangeNotifier {
   #version = 0;
-  #waiters = new Set<() => void>();
+  /** The version of the last notification naming no category (every waiter's concern). */
+  #unnamed = 0;
+  readonly #byCategory = new Map<string, number>();
+  #waiters = new Set<Waiter>();
 
   get version(): number {
     return this.#version;
   }
 
-  notify(): void {
-    this.#version++;
-    const waiters = [...this.#waiters];
-    this.#waiters.clear();
-    for (const wake of waiters) wake();
+  /** The version a waiter for `categories` compares (all of them, when undefined). */
+  versionFor(categories?: readonly string[]): number {
+    if (categories === undefined) return this.#version;
+    let version = this.#unnamed;
+    for (const category of categories) version = Math.max(version, this.#byCategory.get(category) ?? 0);
+    return version;
   }
 
-  /** Resolves when a notification newer than `seen` arrives, the signal aborts or `timeoutMs` passes. */
-  waitForChange(seen: number, signal: AbortSignal, timeoutMs?: number): Promise<void> {
-    if (this.#version !== seen || signal.aborted) return Promise.resolve();
+  /** Something was committed; to streams of `categories`, when named. */
+  notify(categories?: Iterable<string>): void {
+    const version = ++this.#version;
+    const named = categories === undefined ? undefined : new Set(categories);
+    if (named === undefined) this.#unnamed = version;
+    else for (const category of named) this.#byCategory.set(category, version);
+    const waiters = [...this.#waiters];
+    for (const waiter of waiters) {
+      if (
+        waiter.categories === undefined ||
+        named === undefined ||
+        waiter.categories.some((c) => named.has(c))
+      )
+        waiter.wake();
+      else waiter.otherCommit();
+    }
+  }
+
+  /**
+   * Resolves when a notification newer than `seen` (a `versionFor(categories)`) arrives, the signal
+   * aborts or `timeoutMs` passes. A waiter for `categories` also wakes once other commits have
+   * settled: those notified from now on, or since `version` was `seenAll` (its read began).
+   */
+  waitForChange(
+    seen: number,
+    signal: AbortSignal,
+    timeoutMs?: number,
+    filter?: { categories: readonly string[]; seenAll: number },
+  ): Promise<void> {
+    const categories = filter?.categories;
+    if (this.versionFor(categories) !== seen || signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
-      const wake = () => {
-        clearTimeout(timer);
-        this.#waiters.delete(wake);
-        signal.removeEventListener('abort', wake);
-        resolve();
+      let settle: NodeJS.Timeout | undefined;
+      const waiter: Waiter = {
+        categories,
+        wake: () => {
+          clearTimeout(timer);
+          clearTimeout(settle);
+          this.#waiters.delete(waiter);
+          signal.removeEventListener('abort', waiter.wake);
+          resolve();
+        },
+        otherCommit: () => {
+          settle ??= setTimeout(waiter.wake, OTHER_COMMITS_SETTLE_MS);
+        },
       };
-      this.#waiters.add(wake);
-      signal.addEventListener('abort', wake, { once: true });
-      if (timeoutMs !== undefined) timer = setTimeout(wake, timeoutMs);
+      this.#waiters.add(waiter);
+      if (filter !== undefined && filter.seenAll !== this.#version) waiter.otherCommit();
+      signal.addEventListener('abort', waiter.wake, { once: true });
+      if (timeoutMs !== undefined) timer = setTimeout(waiter.wake, timeoutMs);
     });
   }
+}
+
+interface Waiter {
+  categories: readonly string[] | undefined;
+  wake(): void;
+  otherCommit(): void;
 }

@@ -36,6 +36,9 @@ export async function* resubscribing(
           // An adapter that re-delivers what it already gave must not reach the consumer twice.
           if (cursorOf(item) <= cursor) continue;
           cursor = cursorOf(item);
+        } else if (subscribe.categories !== undefined) {
+          // Read through there: a new subscription need not read the other streams again.
+          cursor = Math.max(cursor, item.position);
         }
         yield item;
       }

@@ -250,7 +250,7 @@ export class SqlEventStore implements ImportingStore {
     // another database of the cluster) can hold committed events back; see `hasHiddenAfter`.
     const hidden =
       options.streamId === undefined ? (after: number) => this.#hasHiddenAfter(after) : undefined;
-    return subscribeThroughReads(this, this.changes, options, hidden);
+    return subscribeThroughReads(this, this.changes, options, { hidden });
   }
 
   /** Whether committed events after `position` exist that `readAll` does not show yet. */

@@ -1,7 +1,24 @@
 import type { ChangeNotifier } from './change-notifier.ts';
-import type { EventStore, StoredEvent, SubscribeOptions, SubscriptionItem } from './types.ts';
+import {
+  type EventStore,
+  type StoredEvent,
+  type SubscribeOptions,
+  type SubscriptionItem,
+  streamCategory,
+} from './types.ts';
 
 export type BatchReader = (after: number, limit: number) => Promise<StoredEvent[]>;
+
+/**
+ * A read of the events of some stream categories after a position: `through` is the position up to
+ * which the log was read (every event of those categories up to it is in `events`), `more` whether
+ * the read stopped at its limit.
+ */
+export type CategoryReader = (
+  after: number,
+  limit: number,
+  categories: ReadonlySet<string>,
+) => Promise<{ events: StoredEvent[]; through: number; more: boolean }>;
 /** Whether events after the cursor are committed but not readable yet (held back by an older transaction). */
 export type HiddenProbe = (after: number) => Promise<boolean>;
 
@@ -77,18 +94,76 @@ export async function* catchUpThenLive(
 
 /**
  * `subscribe` through a store's own reads: the whole log in positions (`readAll`), or one stream in
- * revisions (`readStream`).
+ * revisions (`readStream`). With `categories`, through `readCategories` where the store can filter
+ * in its reads and tell how far it read, else through `readAll` filtered here.
  */
 export function subscribeThroughReads(
   store: Pick<EventStore, 'readAll' | 'readStream'>,
   changes: ChangeNotifier,
   options: SubscribeOptions,
-  hidden?: HiddenProbe,
+  reads: { hidden?: HiddenProbe; readCategories?: CategoryReader } = {},
 ): AsyncGenerator<SubscriptionItem> {
-  const { streamId } = options;
+  const { streamId, categories } = options;
+  if (streamId === undefined && categories !== undefined) {
+    const readCategories =
+      reads.readCategories ?? filteredHere((after, limit) => store.readAll({ after, limit }));
+    return catchUpThenLiveIn(options, categories, readCategories, changes);
+  }
   const read: BatchReader =
     streamId === undefined
       ? (after, limit) => store.readAll({ after, limit })
       : (after, limit) => store.readStream(streamId, { after, limit });
-  return catchUpThenLive(options, read, changes, hidden);
+  return catchUpThenLive(options, read, changes, reads.hidden);
+}
+
+/** A `CategoryReader` for a store that cannot filter by category: it reads everything and drops the rest. */
+function filteredHere(read: BatchReader): CategoryReader {
+  return async (after, limit, categories) => {
+    const batch = await read(after, limit);
+    return {
+      events: batch.filter((event) => categories.has(streamCategory(event.streamId))),
+      through: batch.at(-1)?.position ?? after,
+      more: batch.length === limit,
+    };
+  };
+}
+
+/**
+ * The loop of a subscription to some categories: like `catchUpThenLive`, but its cursor moves over
+ * what it skips, and each time it has caught up it says through where (`$caught_up`), then sleeps
+ * until its categories are committed to, or other commits have settled.
+ */
+async function* catchUpThenLiveIn(
+  options: SubscribeOptions,
+  categories: readonly string[],
+  read: CategoryReader,
+  changes: ChangeNotifier,
+): AsyncGenerator<SubscriptionItem> {
+  const { signal } = options;
+  const batchSize = options.batchSize ?? 500;
+  const wanted = new Set(categories);
+  let cursor = options.after ?? 0;
+  let told: number | undefined;
+  while (!signal.aborted) {
+    const seen = changes.versionFor(categories);
+    const seenAll = changes.version;
+    let batch: Awaited<ReturnType<CategoryReader>>;
+    try {
+      batch = await read(cursor, batchSize, wanted);
+    } catch (error) {
+      if (signal.aborted) return;
+      throw error;
+    }
+    for (const event of batch.events) {
+      if (signal.aborted) return;
+      yield event;
+    }
+    cursor = Math.max(cursor, batch.through);
+    if (batch.more) continue;
+    if (told !== cursor) {
+      told = cursor;
+      yield { type: '$caught_up', position: cursor };
+    }
+    await changes.waitForChange(seen, signal, undefined, { categories, seenAll });
+  }
 }

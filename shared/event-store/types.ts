@@ -71,12 +71,31 @@ export interface SubscribeOptions {
   after?: number;
   signal: AbortSignal;
   batchSize?: number;
+  /**
+   * Whole log only: deliver only the events of streams of these categories (`streamCategory`).
+   * Commits to other streams do not wake the subscription at once (at most every
+   * `OTHER_COMMITS_SETTLE_MS`), and `$caught_up` then comes each time it has caught up, at the
+   * position through which the log was read, so that a reader's position passes what it skips.
+   */
+  categories?: readonly string[];
 }
 
-/** The marker a subscription yields once it has delivered every event stored when it started reading. */
+/** A stream's category: its id up to the first `-` (`session-ses_1` → `session`), or all of it. */
+export function streamCategory(streamId: string): string {
+  const dash = streamId.indexOf('-');
+  return dash < 0 ? streamId : streamId.slice(0, dash);
+}
+
+/**
+ * The marker a subscription yields once it has delivered every event stored when it started reading
+ * (with `categories`, again each time it has caught up since).
+ */
 export interface CaughtUp {
   type: '$caught_up';
-  /** Revision (stream) or position (log) of the last event delivered, or the `after` it started from. */
+  /**
+   * Revision (stream) or position (log) of the last event delivered, or the `after` it started from;
+   * with `categories`, the position through which the log was read.
+   */
   position: number;
 }
 

@@ -17,6 +17,11 @@ export interface Projection<State, E extends DomainEvent = DomainEvent> {
   /** Bump when `apply` changes meaning: a stored snapshot of another schema version is discarded and rebuilt. */
   schemaVersion: number;
   handles: readonly E['type'][];
+  /**
+   * The stream categories its events are in (`streamCategory`), when it folds only those: a runner
+   * whose read models all say so reads only those streams, and is not woken by the others.
+   */
+  categories?: readonly string[];
   initialState(): State;
   apply(state: State, event: Stored<E>): void;
   /** The state as plain JSON, for a snapshot. */

@@ -51,6 +51,24 @@ describe('ProjectionRunner', () => {
     });
   });
 
+  it('read models of some categories read only those, and their position passes the others', async () => {
+    const store = new MemoryEventStore();
+    const studiosOnly = { ...studiosProjection, name: 'studios-only', categories: ['studio'] };
+    const r = new ProjectionRunner(store, new MemoryCheckpointStore(), [studiosOnly]);
+    runners.push(r);
+    await r.start();
+    const other = await store.append('usage-a', [{ type: 'GenerationCompleted', data: {} }], {
+      metadata: meta,
+    });
+    expect(await r.waitFor(other.position)).toBe(true);
+    expect(r.status()).toEqual([
+      { name: 'studios-only', schemaVersion: studiosProjection.schemaVersion, position: other.position },
+    ]);
+    const mine = await store.append('studio-a', [created('a')], { metadata: meta });
+    expect(await r.waitFor(mine.position)).toBe(true);
+    expect(r.state(studiosOnly).get('a')?.status).toBe('active');
+  });
+
   it('waitFor gives up after its timeout when the position never comes', async () => {
     const r = runner(new MemoryEventStore(), new MemoryCheckpointStore());
     await r.start();

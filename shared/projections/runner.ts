@@ -44,6 +44,8 @@ export class ProjectionRunner {
   #snapshotTimer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | undefined;
   readonly #retry: BackoffOptions | undefined;
+  /** The stream categories to read, when every read model here names its own. */
+  #categories: string[] | undefined;
   /** Whether the read models follow the log, or have been failing to read it (and since when). */
   readonly liveness: ReadModelLiveness;
 
@@ -61,6 +63,9 @@ export class ProjectionRunner {
       state: projection.initialState(),
       position: 0,
     }));
+    const categories = projections.map((p) => p.categories);
+    if (categories.length > 0 && categories.every((c) => c !== undefined))
+      this.#categories = [...new Set(categories.flat())];
   }
 
   /** The current state of a read model this runner keeps. */
@@ -116,6 +121,7 @@ export class ProjectionRunner {
       after: this.#position,
       signal: this.#controller.signal,
       batchSize: 5000,
+      ...(this.#categories ? { categories: this.#categories } : {}),
       retry: this.#retry,
       onFailure: ({ error, failures, retryInMs, after }) => {
         const outage = this.liveness.failed(error);
@@ -127,6 +133,8 @@ export class ProjectionRunner {
     });
     for await (const item of subscription) {
       if (isCaughtUp(item)) {
+        // Read through there: what it skipped (other categories) is behind every read model too.
+        if (item.position > this.#position) this.#passTo(item.position);
         const outage = this.liveness.caughtUp();
         if (outage) {
           this.logger?.info(
@@ -134,8 +142,9 @@ export class ProjectionRunner {
             'projection runner caught up again',
           );
         }
+        // Each time a runner of some categories catches up it says so; one snapshot is enough.
+        if (!this.#live || outage) this.#scheduleSnapshot(0);
         this.#live = true;
-        this.#scheduleSnapshot(0);
         caughtUp();
         continue;
       }
@@ -156,6 +165,13 @@ export class ProjectionRunner {
     if (!this.#live) return;
     if (++this.#sinceSnapshot >= SNAPSHOT_EVERY_EVENTS) void this.snapshot();
     else this.#scheduleSnapshot(SNAPSHOT_DELAY_MS);
+  }
+
+  #passTo(position: number): void {
+    for (const slot of this.#slots) slot.position = Math.max(slot.position, position);
+    this.#position = position;
+    if (this.#waiters.length > 0) this.#wake();
+    if (this.#live) this.#scheduleSnapshot(SNAPSHOT_DELAY_MS);
   }
 
   #wake(): void {

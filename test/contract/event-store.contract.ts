@@ -784,6 +784,38 @@ export function eventStoreContract(
         expect(subscriber.ended).toBe(true);
       });
 
+      it('some categories: only their streams, $caught_up through what was read, other commits pass by', async () => {
+        const base = await settled();
+        // Categories no other test writes: a stream's category is its id up to the first '-'.
+        const tag = randomUUID().slice(0, 8);
+        const [wanted, also, other] = [`wanted${tag}`, `also${tag}`, `other${tag}`];
+        await store.append(`${wanted}-1`, events(2), { metadata: META });
+        await store.append(`${other}-1`, events(1), { metadata: META });
+        await store.append(also, events(1), { metadata: META });
+        const caughtUpTo = await settled();
+        const subscriber = subscribe(store, { after: base, categories: [wanted, also] });
+        await subscriber.waitFor((items) => items.some((i) => isCaughtUp(i) && i.position >= caughtUpTo));
+        expect(subscriber.events.map((e) => e.streamId)).toEqual([`${wanted}-1`, `${wanted}-1`, also]);
+
+        // Another category's commit is not delivered; the subscription's position passes it.
+        const skipped = await store.append(`${other}-2`, events(1), { metadata: META });
+        await subscriber.waitFor((items) =>
+          items.some((i) => isCaughtUp(i) && i.position >= skipped.position),
+        );
+        const live = await store.append(`${wanted}-2`, events(1), { metadata: META });
+        await subscriber.waitFor((items) =>
+          items.some((i) => !isCaughtUp(i) && i.position === live.position),
+        );
+        expect(subscriber.events.map((e) => e.streamId)).toEqual([
+          `${wanted}-1`,
+          `${wanted}-1`,
+          also,
+          `${wanted}-2`,
+        ]);
+        const positions = subscriber.items.map((i) => i.position);
+        expect(positions).toEqual([...positions].sort((a, b) => a - b));
+      });
+
       it('whole log from the start delivers everything readAll returns', async () => {
         const s = streamId('sub-start');
         await store.append(s, events(2), { metadata: META });

@@ -35,7 +35,7 @@ import {
 } from '@kurrent/kurrentdb-client';
 import { ChangeNotifier } from '../change-notifier.ts';
 import { newEventId } from '../event-id.ts';
-import { catchUpThenLive } from '../subscription.ts';
+import { subscribeThroughReads } from '../subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -194,12 +194,7 @@ export class KurrentDbEventStore implements EventStore {
   async *subscribe(options: SubscribeOptions): AsyncGenerator<SubscriptionItem> {
     if (options.signal.aborted) return;
     await this.start();
-    const { streamId } = options;
-    const read =
-      streamId === undefined
-        ? (after: number, limit: number) => this.readAll({ after, limit })
-        : (after: number, limit: number) => this.readStream(streamId, { after, limit });
-    yield* catchUpThenLive(options, read, this.changes);
+    yield* subscribeThroughReads(this, this.changes, options);
   }
 
   headPosition(): Promise<number> {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { until } from '../testing.ts';
+import { isCaughtUp, type SubscriptionItem } from '../types.ts';
 import { openSqliteLog } from './open.ts';
 
 const META = { actor: 'test' };
@@ -141,6 +142,39 @@ describe('the embedded store on SQLite', () => {
     }
     // Closed: the last connection folded the WAL into the file.
     expect(statSync(file).size).toBeGreaterThan(512 * 1024);
+  });
+
+  it('wakes a subscription to some categories for theirs at once, for the others once they settle', async () => {
+    const log = openSqliteLog(file);
+    const controller = new AbortController();
+    const items: SubscriptionItem[] = [];
+    const following = (async () => {
+      for await (const item of log.store.subscribe({ signal: controller.signal, categories: ['session'] }))
+        items.push(item);
+    })();
+    try {
+      await until(() => items.length === 1, 'the first $caught_up');
+      // Twenty commits of generations, one after the other: one wake for all of them, not twenty.
+      for (let i = 0; i < 20; i++)
+        await log.store.append('usage-acme', [{ type: 'GenerationCompleted', data: { i } }], {
+          metadata: META,
+        });
+      const head = await log.store.headPosition();
+      await until(() => items.some((item) => isCaughtUp(item) && item.position === head), 'passing them');
+      expect(items.filter(isCaughtUp).length).toBeLessThanOrEqual(3);
+      expect(items.every(isCaughtUp)).toBe(true);
+      const turn = await log.store.append('session-ses_1', [{ type: 'SessionCreated', data: {} }], {
+        metadata: META,
+      });
+      await until(
+        () => items.some((item) => !isCaughtUp(item) && item.position === turn.position),
+        'the turn',
+      );
+    } finally {
+      controller.abort();
+      await following;
+      await log.close();
+    }
   });
 
   it('refuses a log written by a newer Studio, saying so', async () => {

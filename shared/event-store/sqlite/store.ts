@@ -21,6 +21,7 @@ import {
   type StoreTestHooks,
   type SubscribeOptions,
   type SubscriptionItem,
+  streamCategory,
 } from '../types.ts';
 import { WrittenTail } from '../written-tail.ts';
 import type { SqliteWriter } from './writer.ts';
@@ -110,6 +111,7 @@ export class SqliteEventStore implements ImportingStore {
   /** One batch in one transaction; each append its own outcome. */
   async #commit(batch: PendingAppend[]): Promise<Outcome[]> {
     const hook = this.hooks.beforeCommit;
+    let committed: Set<string> | undefined;
     try {
       const outcomes = await this.writer.run((db) => {
         const createdAt = new Date().toISOString();
@@ -122,14 +124,17 @@ export class SqliteEventStore implements ImportingStore {
         });
       });
       // Committed: before anyone is woken, so a woken reader finds them.
-      for (const outcome of outcomes) {
+      committed = new Set();
+      for (const [i, outcome] of outcomes.entries()) {
         if (!('stored' in outcome) || !outcome.stored) continue;
-        for (const [i, event] of outcome.stored.entries()) this.#written.add(event, outcome.sizes![i]!);
+        for (const [j, event] of outcome.stored.entries()) this.#written.add(event, outcome.sizes![j]!);
         this.#head = outcome.stored.at(-1)!.position;
+        committed.add(streamCategory(batch[i]!.streamId));
       }
       return outcomes;
     } finally {
-      this.changes.notify();
+      // Only the categories written wake their followers; a batch that failed wakes everyone.
+      this.changes.notify(committed);
     }
   }
 
@@ -233,7 +238,7 @@ export class SqliteEventStore implements ImportingStore {
       );
     }
     this.#head = events.at(-1)!.position;
-    this.changes.notify();
+    this.changes.notify(new Set(events.map((e) => streamCategory(e.streamId))));
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -280,7 +285,44 @@ export class SqliteEventStore implements ImportingStore {
   }
 
   subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
-    return subscribeThroughReads(this, this.changes, options);
+    return subscribeThroughReads(this, this.changes, options, {
+      readCategories: (after, limit, categories) => this.#readCategories(after, limit, categories),
+    });
+  }
+
+  /**
+   * The events of `categories` after `after`, from what this store wrote or else from the file,
+   * through the head as it is now: one thread commits, so nothing lands below it later.
+   */
+  async #readCategories(after: number, limit: number, categories: ReadonlySet<string>) {
+    await this.hooks.beforeRead?.({ kind: 'readAll', options: { after, limit } });
+    this.writer.assertRunning();
+    const through = this.#head;
+    const events: StoredEvent[] = [];
+    const written = this.#written.read(after);
+    if (written) {
+      for (const event of written) {
+        if (!categories.has(streamCategory(event.streamId))) continue;
+        events.push(event);
+        if (events.length === limit) return { events, through: event.position, more: true };
+      }
+      return { events, through, more: false };
+    }
+    const bounds = [...categories].flatMap((c) => [c, `${c}-`, `${c}.`]);
+    const rows = this.#categoryStatement(categories.size).all(after, through, ...bounds, limit) as EventRow[];
+    events.push(...rows.map(toStoredEvent));
+    return events.length === limit
+      ? { events, through: events.at(-1)!.position, more: true }
+      : { events, through, more: false };
+  }
+
+  /** Reads by category: a stream named as its category, or named `<category>-…` (`.` follows `-`). */
+  #categoryStatement(count: number): Statement {
+    const where = Array.from(
+      { length: count },
+      () => '(stream_id = ? OR (stream_id >= ? AND stream_id < ?))',
+    );
+    return this.#readAllStatement(`position > ? AND position <= ? AND (${where.join(' OR ')})`);
   }
 
   async headPosition(): Promise<number> {
