@@ -4,7 +4,7 @@ import { type OpenedStore, openStore } from '../shared/event-store/open.ts';
 
 /**
  * Opens the configured log for a command that works on it directly, runs `work`, and closes it.
- * PGlite is locked first (the gateway must be stopped); the memory store has nothing to work on:
+ * The embedded store is locked first (the gateway must be stopped); the memory store has nothing to work on:
  * exit code 2, with `what` in the message.
  */
 export async function withLog(

@@ -35,7 +35,7 @@ const DYING_PAUSE_MS = 50;
 const MAX_ATTEMPTS = 40;
 
 /**
- * One process at a time may open an embedded (PGlite) data directory: a second one would corrupt it.
+ * One process at a time may open an embedded (SQLite) data directory: the log has one writer.
  * The lock is a listening socket, not a pid file: the kernel closes it the moment its holder dies
  * (a zombie not yet reaped holds nothing), and a pid reused by another process means nothing to it.
  * Whoever connects to it is told the holder's pid.

@@ -5,10 +5,10 @@
  * batch is being committed waits and goes, all together, in the next batch. Concurrent callers thus
  * share one round trip instead of queueing for one each, and no item waits on a timer.
  *
- * Why not commit the first item at once: a commit that blocks the thread (PGlite runs its queries
- * on it) lets no other item be submitted while it runs, and its promise settles before the next
- * I/O callback, so each item found the key idle again and went alone (one append per generation,
- * 1.2 CPU ms a request on PGlite; waiting for the turn's end: 0.3).
+ * Why not commit the first item at once: a commit that blocks the thread (the embedded store
+ * commits on it) lets no other item be submitted while it runs, and its promise settles before the
+ * next I/O callback, so each item would find the key idle again and go alone: one commit, and one
+ * sync, per item.
  */
 export class GroupCommit<Item, Result> {
   readonly #queues = new Map<string, Waiting<Item, Result>[]>();

@@ -12,7 +12,7 @@ export interface Leadership {
   stop(): Promise<void>;
 }
 
-/** In one process (memory, PGlite) there is nobody to compete with: the task just runs. */
+/** In one process (memory, SQLite) there is nobody to compete with: the task just runs. */
 export function runAlone(task: SingletonTask, logger: Logger): Leadership {
   const controller = new AbortController();
   const done = task
