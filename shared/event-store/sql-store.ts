@@ -70,9 +70,14 @@ const IMPORT_EVENTS = `INSERT INTO events (position, stream_id, revision, event_
 const IMPORT_STREAMS = `INSERT INTO streams (stream_id, revision)
   SELECT stream_id, max(revision) FROM unnest($1::text[], $2::bigint[]) AS r(stream_id, revision) GROUP BY stream_id
   ON CONFLICT (stream_id) DO UPDATE SET revision = greatest(streams.revision, excluded.revision)`;
-/** Raises the offset of positions made here until the next transaction's come after `$1` (infra/sql 007). */
-const POSITIONS_AFTER = `UPDATE log_positions
-  SET xid_offset = greatest(xid_offset, ($1::bigint >> 16) + 1 - pg_current_xact_id()::text::bigint)`;
+/**
+ * The offset the positions this database makes need so that the next transactions' come after
+ * `$1`, beside the one its setting holds now (infra/sql/007).
+ */
+const OFFSETS = `SELECT ($1::bigint >> 16) + 1 - pg_current_xact_id()::text::bigint AS needed,
+  coalesce((SELECT substring(c FROM 'studio\\.xid_offset=(-?[0-9]+)') FROM pg_db_role_setting s,
+    unnest(s.setconfig) AS c WHERE s.setrole = 0 AND c LIKE 'studio.xid_offset=%'
+      AND s.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())), '0') AS held`;
 /** Positions reserve 16 bits for the index of an event inside its transaction (append or batch). */
 export const MAX_EVENTS_PER_APPEND = 65_536;
 
@@ -190,7 +195,15 @@ export class SqlEventStore implements ImportingStore {
           events.map((e) => e.createdAt),
         ]);
         await tx.query(IMPORT_STREAMS, [events.map((e) => e.streamId), events.map((e) => e.revision)]);
-        await tx.query(POSITIONS_AFTER, [last]);
+        const { rows: offsets } = await tx.query<{ needed: string; held: string }>(OFFSETS, [last]);
+        const { needed, held } = offsets[0]!;
+        // A setting of the database, read by each session as it starts (the copy's gateways start
+        // after it), and of this session from now on.
+        if (/^-?\d+$/.test(needed) && BigInt(needed) > BigInt(held))
+          await tx.exec(
+            `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET studio.xid_offset = %L', current_database(), '${needed}'); ` +
+              `PERFORM set_config('studio.xid_offset', '${needed}', false); END $$`,
+          );
       });
     } finally {
       this.changes.notify();

@@ -91,12 +91,15 @@ beforeAll(async () => {
   expect((before.budgets as { spent_usd: number }[])[0]?.spent_usd).toBeGreaterThan(0);
 
   // The same events as an earlier Studio kept them: in PGlite, at positions PostgreSQL made from
-  // transaction ids (far apart), at their own times; then sealed there.
+  // transaction ids (far apart, and past any this cluster has made yet), at their own times; then
+  // sealed there.
   const first = openSqliteLog(join(root, 'first', 'log.sqlite'));
   const history = (await first.store.readAll()).filter((e) => e.streamId !== SEALS_STREAM);
   await first.close();
   const earlier = await earlierPgliteLog(join(root, 'earlier', 'pglite'));
-  await earlier.importEvents(history.map((event, i) => ({ ...event, position: (780 + 2 * i) * 65_536 })));
+  await earlier.importEvents(
+    history.map((event, i) => ({ ...event, position: (50_000_000 + 2 * i) * 65_536 })),
+  );
   const sealer = new LogSealer({
     events: earlier,
     logger: createLogger('silent'),

@@ -20,6 +20,17 @@ const index = openSync(`${file}-shm`, 'r');
 
 let lastCheckpoint = Date.now();
 
+function checkpoint(reason) {
+  const [result] = db.pragma('wal_checkpoint(PASSIVE)');
+  lastCheckpoint = Date.now();
+  parentPort.postMessage({ type: 'checkpointed', reason, ...result });
+}
+
+function failed(error) {
+  clearInterval(timer);
+  parentPort.postMessage({ type: 'failed', message: error.message, code: error.code });
+}
+
 const timer = setInterval(() => {
   try {
     const { frames, copied } = readWalIndex(index);
@@ -33,17 +44,21 @@ const timer = setInterval(() => {
         : Date.now() - lastCheckpoint >= everyMs
           ? 'time'
           : undefined;
-    if (reason === undefined) return;
-    const [result] = db.pragma('wal_checkpoint(PASSIVE)');
-    lastCheckpoint = Date.now();
-    parentPort.postMessage({ type: 'checkpointed', reason, ...result });
+    if (reason !== undefined) checkpoint(reason);
   } catch (error) {
-    clearInterval(timer);
-    parentPort.postMessage({ type: 'failed', message: error.message, code: error.code });
+    failed(error);
   }
 }, pollMs);
 
 parentPort.on('message', (message) => {
+  if (message.type === 'checkpoint') {
+    try {
+      checkpoint('asked');
+    } catch (error) {
+      failed(error);
+    }
+    return;
+  }
   if (message.type !== 'close') return;
   clearInterval(timer);
   closeSync(index);

@@ -20,7 +20,13 @@ export const CHECKPOINTS: Omit<CheckpointerOptions, 'file' | 'synchronous'> = {
 
 /** What the checkpointer thread reports. */
 export type CheckpointerMessage =
-  | { type: 'checkpointed'; reason: 'wal' | 'time'; busy: number; log: number; checkpointed: number }
+  | {
+      type: 'checkpointed';
+      reason: 'wal' | 'time' | 'asked';
+      busy: number;
+      log: number;
+      checkpointed: number;
+    }
   | { type: 'failed'; message: string; code?: string };
 
 /**
@@ -31,6 +37,8 @@ export type CheckpointerMessage =
  */
 export class Checkpointer {
   readonly #worker: Worker;
+  /** Callers of `checkpointNow` waiting for the thread's next report. */
+  #asked: (() => void)[] = [];
 
   constructor(options: CheckpointerOptions, onFailure: (error: Error) => void) {
     this.#worker = new Worker(fromRoot('shared', 'event-store', 'sqlite', 'checkpointer-worker.mjs'), {
@@ -41,8 +49,20 @@ export class Checkpointer {
       if (message.type === 'failed') {
         onFailure(Object.assign(new Error(message.message), { code: message.code, name: 'SqliteError' }));
       }
+      for (const done of this.#asked.splice(0)) done();
     });
-    this.#worker.on('error', (error) => onFailure(error));
+    this.#worker.on('error', (error) => {
+      onFailure(error);
+      for (const done of this.#asked.splice(0)) done();
+    });
+  }
+
+  /** A checkpoint at once; resolves once the thread has made it (or failed, which stops the log). */
+  checkpointNow(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#asked.push(resolve);
+      this.#worker.postMessage({ type: 'checkpoint' });
+    });
   }
 
   /** Ends the thread at once, whatever it is doing. */

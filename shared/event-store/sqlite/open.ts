@@ -72,6 +72,9 @@ export function openSqliteLog(
     file,
     writer.pragma('page_size', { simple: true }) as number,
     checkpoints.walBytes / 4,
+    4 * checkpoints.walBytes,
+    // Called only from a write, once the checkpointer below exists.
+    () => checkpointer.checkpointNow(),
   );
   const log = new SqliteWriter(writer, reserve);
   const checkpointer = new Checkpointer({ file, synchronous, ...checkpoints }, (error) =>

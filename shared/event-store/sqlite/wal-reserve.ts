@@ -22,6 +22,13 @@ export class WalReserve {
     private readonly pageSize: number,
     /** At least this much room ahead; topped up by twice as much. */
     private readonly headroom: number,
+    /**
+     * Past this size the WAL is not let grow: commits wait for a checkpoint (`catchUp`) that copies
+     * all of it, and the next starts it again from its beginning. Under a load that never pauses,
+     * the checkpointer alone may never find the WAL copied to its end before the next commit.
+     */
+    private readonly most: number,
+    private readonly catchUp: () => Promise<void>,
   ) {
     this.#wal = openSync(`${file}-wal`, 'r');
     this.#index = openSync(`${file}-shm`, 'r');
@@ -35,6 +42,8 @@ export class WalReserve {
 
   /** Makes the room, unless there is enough of it (the usual case: a read of the index, a stat). */
   async ensure(): Promise<void> {
+    const { frames, copied } = readWalIndex(this.#index);
+    if (walBytesOf(frames, this.pageSize) > this.most && copied < frames) await this.catchUp();
     if (this.ahead() >= this.headroom) return;
     const handle = await open(`${this.file}-wal`, 'r+');
     try {
