@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import {
@@ -9,8 +10,10 @@ import {
 } from '../services/audit/log-copy.ts';
 import { type VerifyReport, verifyLog } from '../services/audit/verify.ts';
 import type { StudioConfig } from '../shared/config.ts';
-import { type DataDirLock, lockDataDir } from '../shared/data-dir-lock.ts';
-import { redactUrl, sqliteLogFile } from '../shared/event-store/open.ts';
+import { DataDirInUse, type DataDirLock, lockDataDir } from '../shared/data-dir-lock.ts';
+import { messageOf } from '../shared/errors.ts';
+import { sqliteLogFile } from '../shared/event-store/open.ts';
+import { redactConnectionString, redactUrl } from '../shared/event-store/redact.ts';
 import type { EventStore, ImportingStore } from '../shared/event-store/types.ts';
 
 /** Where a log lives, as `--from` and `--to` name it. */
@@ -81,7 +84,7 @@ const describe = (spec: LogSpec): string => {
     case 'postgres':
       return redactUrl(spec.url);
     case 'kurrentdb':
-      return spec.url.replace(/^([a-z+]+:\/\/[^:@/]+:)[^@/]*@/i, '$1***@');
+      return redactConnectionString(spec.url);
   }
 };
 
@@ -154,8 +157,25 @@ async function openSource(spec: LogSpec): Promise<Opened<LogReader>> {
       const store: EventStore = await openKurrentDbStore({ connectionString: spec.url });
       return { store, close: () => store.close() };
     }
+    case 'sqlite':
+      // A source that is not there is a mistake in its name, not an empty log to make.
+      if (!existsSync(spec.file))
+        throw new LogSpecError(`${spec.file} does not exist: there is no log to copy there`);
+      return openTarget(spec);
     default:
       return openTarget(spec);
+  }
+}
+
+/** Opens one side, saying which and why in one line when it cannot be (an unreachable server…). */
+async function opening<Store>(spec: LogSpec, open: (spec: LogSpec) => Promise<Opened<Store>>) {
+  try {
+    return await open(spec);
+  } catch (error) {
+    if (error instanceof LogSpecError || error instanceof DataDirInUse) throw error;
+    const code = (error as { code?: unknown } | null)?.code;
+    const why = messageOf(error) || (typeof code === 'string' ? code : 'unknown error');
+    throw new LogSpecError(`cannot open ${describe(spec)}: ${why}`, { cause: error });
   }
 }
 
@@ -208,8 +228,8 @@ export async function logCopyCommand(
   let opened: Opened<LogReader> | undefined;
   let written: Opened<ImportingStore> | undefined;
   try {
-    opened = await openSource(source);
-    written = await openTarget(target);
+    opened = await opening(source, openSource);
+    written = await opening(target, openTarget);
     console.error(`  from ${describe(source)}\n  to   ${describe(target)}`);
     step('copying');
     const copy = await copyLog(opened.store, written.store, { onProgress });
@@ -247,7 +267,7 @@ export async function logCopyCommand(
     if (!report.ok) process.exitCode = 1;
   } catch (error) {
     bar.stop();
-    if (!(error instanceof NotACopy)) throw error;
+    if (!(error instanceof NotACopy || error instanceof LogSpecError)) throw error;
     console.error(`studio: ${error.message}`);
     process.exitCode = 1;
   } finally {

@@ -1,6 +1,6 @@
 import type { StudioConfig } from '../shared/config.ts';
 import { migrate } from '../shared/event-store/migrations.ts';
-import { redactUrl } from '../shared/event-store/open.ts';
+import { redactUrl } from '../shared/event-store/redact.ts';
 
 /** `studio db migrate`: brings DATABASE_URL's schema up to date and says what it applied. */
 export async function migrateCommand(config: StudioConfig): Promise<void> {

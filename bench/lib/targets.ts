@@ -3,7 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { type OpenedStore, openStore, redactUrl } from '../../shared/event-store/open.ts';
+import { type OpenedStore, openStore } from '../../shared/event-store/open.ts';
+import { redactUrl } from '../../shared/event-store/redact.ts';
 
 export type TargetKind = 'memory' | 'sqlite' | 'postgres';
 

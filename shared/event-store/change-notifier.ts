@@ -27,10 +27,9 @@ export class ChangeNotifier {
     return version;
   }
 
-  /** Something was committed; to streams of `categories`, when named. */
-  notify(categories?: Iterable<string>): void {
+  /** Something was committed; to streams of the categories `named`, when given. */
+  notify(named?: ReadonlySet<string>): void {
     const version = ++this.#version;
-    const named = categories === undefined ? undefined : new Set(categories);
     if (named === undefined) this.#unnamed = version;
     else for (const category of named) this.#byCategory.set(category, version);
     const waiters = [...this.#waiters];

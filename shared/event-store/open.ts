@@ -8,6 +8,7 @@ import {
 } from '../projections/checkpoints.ts';
 import { MemoryEventStore } from './memory.ts';
 import { migrate } from './migrations.ts';
+import { redactConnectionString, redactUrl } from './redact.ts';
 import type { SqliteSynchronous } from './sqlite/open.ts';
 import { EventLogWontOpen, type EventStore, type EventStoreKind, type StoreTestHooks } from './types.ts';
 
@@ -76,7 +77,7 @@ export async function openStore(config: StoreConfig): Promise<OpenedStore> {
       // PostgreSQL when DATABASE_URL is set, else in this process's memory (rebuilt at each start).
       const url = config.kurrentdbUrl ?? process.env.KURRENTDB_URL;
       if (!url) throw new Error('STUDIO_EVENT_STORE=kurrentdb needs KURRENTDB_URL');
-      const { openKurrentDbStore, redactConnectionString } = await import('./kurrentdb/open.ts');
+      const { openKurrentDbStore } = await import('./kurrentdb/open.ts');
       const events = await openKurrentDbStore({ connectionString: url, hooks: config.hooks });
       if (!config.databaseUrl) {
         return {
@@ -140,16 +141,6 @@ async function refuseEarlierLog(dataDir: string, file: string): Promise<void> {
     `${earlier} holds the log of an earlier Studio (PGlite); bring it over once with ` +
       `\`studio log copy --from pglite:${earlier} --to sqlite:${file}\`, then start again`,
   );
-}
-
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres';
-  }
 }
 
 /** The same checkpoints, each name prefixed with `namespace`. */

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { redactUrl } from '../event-store/open.ts';
+import { redactUrl } from '../event-store/redact.ts';
 import type { AdmissionStore } from './admissions.ts';
 import type { CounterStore } from './counters.ts';
 

@@ -6,9 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RESERVATION_MARK } from '../../shared/event-store/kurrentdb/names.ts';
-import { openKurrentDbStore, redactConnectionString } from '../../shared/event-store/kurrentdb/open.ts';
+import { openKurrentDbStore } from '../../shared/event-store/kurrentdb/open.ts';
 import { KurrentDbEventStore } from '../../shared/event-store/kurrentdb/store.ts';
 import { openStore } from '../../shared/event-store/open.ts';
+import { redactConnectionString } from '../../shared/event-store/redact.ts';
 import type { EventMetadata } from '../../shared/event-store/types.ts';
 import { Subscriber } from '../support/subscriber.ts';
 import { FakeKurrentServer } from './kurrentdb-fake.ts';

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -210,6 +211,25 @@ describe('studio log copy', { timeout: 120_000 }, () => {
     ]);
     expect(kurrent.code).toBe(2);
     expect(kurrent.output).toContain('a copy cannot go to KurrentDB');
+    // A source that is not there is not made empty; a server that cannot be reached is named.
+    const missing = await logCopy([
+      '--from',
+      `sqlite:${join(root, 'missing')}`,
+      '--to',
+      `sqlite:${join(root, 'y')}`,
+    ]);
+    expect(missing.code).toBe(1);
+    expect(missing.output).toContain(`${join(root, 'missing', 'log.sqlite')} does not exist`);
+    expect(existsSync(join(root, 'missing'))).toBe(false);
+    const unreachable = await logCopy([
+      '--from',
+      `sqlite:${join(root, 'second')}`,
+      '--to',
+      'postgres://studio@127.0.0.1:1/nowhere',
+    ]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.output).toMatch(/^studio: cannot open postgres:\/\/studio@127\.0\.0\.1:1\/nowhere: /m);
+    expect(unreachable.output).not.toMatch(/^\s+at /m);
   });
 
   describe.skipIf(database === undefined)(

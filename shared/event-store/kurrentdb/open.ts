@@ -1,4 +1,5 @@
 import { KurrentDBClient } from '@kurrent/kurrentdb-client';
+import { redactConnectionString } from '../redact.ts';
 import type { StoreTestHooks } from '../types.ts';
 import { KurrentDbEventStore } from './store.ts';
 
@@ -30,9 +31,4 @@ export async function openKurrentDbStore(options: OpenKurrentDbOptions): Promise
     });
   }
   return store;
-}
-
-/** The connection string without its password, for logs and `location`. */
-export function redactConnectionString(connectionString: string): string {
-  return connectionString.replace(/^([a-z+]+:\/\/[^:@/]+:)[^@/]*@/i, '$1***@');
 }

@@ -45,6 +45,7 @@ export function openSqliteLog(
   const checkpoints = { ...CHECKPOINTS, ...options.checkpoints };
   let writer: Database.Database | undefined;
   let reader: Database.Database | undefined;
+  let reserve: WalReserve;
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     // Made by us, readable by its owner only: SQLite gives its WAL and shared-memory files the same mode.
@@ -61,6 +62,14 @@ export function openSqliteLog(
     writer.pragma(`journal_size_limit = ${checkpoints.walBytes}`);
     migrateSqlite(writer);
     reader = new Database(file, { readonly: true });
+    reserve = new WalReserve(
+      file,
+      writer.pragma('page_size', { simple: true }) as number,
+      checkpoints.walBytes / 4,
+      4 * checkpoints.walBytes,
+      // Called only from a write, once the checkpointer below exists.
+      () => checkpointer.checkpointNow(),
+    );
   } catch (error) {
     reader?.close();
     writer?.close();
@@ -68,14 +77,6 @@ export function openSqliteLog(
       cause: error,
     });
   }
-  const reserve = new WalReserve(
-    file,
-    writer.pragma('page_size', { simple: true }) as number,
-    checkpoints.walBytes / 4,
-    4 * checkpoints.walBytes,
-    // Called only from a write, once the checkpointer below exists.
-    () => checkpointer.checkpointNow(),
-  );
   const log = new SqliteWriter(writer, reserve);
   const checkpointer = new Checkpointer({ file, synchronous, ...checkpoints }, (error) =>
     log.stop(

@@ -24,7 +24,7 @@ import {
   streamCategory,
 } from '../types.ts';
 import { WrittenTail } from '../written-tail.ts';
-import type { SqliteWriter } from './writer.ts';
+import { type SqliteWriter, sqliteCode } from './writer.ts';
 
 /** One append as the writer takes it: data and metadata already JSON text. */
 interface PendingAppend {
@@ -111,6 +111,7 @@ export class SqliteEventStore implements ImportingStore {
   /** One batch in one transaction; each append its own outcome. */
   async #commit(batch: PendingAppend[]): Promise<Outcome[]> {
     const hook = this.hooks.beforeCommit;
+    // Stays undefined if the batch failed: then everyone is woken.
     let committed: Set<string> | undefined;
     try {
       const outcomes = await this.writer.run((db) => {
@@ -124,13 +125,10 @@ export class SqliteEventStore implements ImportingStore {
         });
       });
       // Committed: before anyone is woken, so a woken reader finds them.
-      committed = new Set();
-      for (const [i, outcome] of outcomes.entries()) {
-        if (!('stored' in outcome) || !outcome.stored) continue;
-        for (const [j, event] of outcome.stored.entries()) this.#written.add(event, outcome.sizes![j]!);
-        this.#head = outcome.stored.at(-1)!.position;
-        committed.add(streamCategory(batch[i]!.streamId));
-      }
+      const categories = new Set<string>();
+      for (const outcome of outcomes)
+        if ('stored' in outcome && outcome.stored) this.#remember(outcome.stored, outcome.sizes!, categories);
+      committed = categories;
       return outcomes;
     } finally {
       // Only the categories written wake their followers; a batch that failed wakes everyone.
@@ -182,7 +180,7 @@ export class SqliteEventStore implements ImportingStore {
         }
         return { result: { nextExpectedRevision: actual + append.ids.length, position }, stored, sizes };
       } catch (error) {
-        if (sqliteError(error)) throw error; // the database's failure fails the whole batch
+        if (sqliteCode(error) !== undefined) throw error; // the database's failure fails the whole batch
         return { error };
       }
     });
@@ -230,15 +228,26 @@ export class SqliteEventStore implements ImportingStore {
         })
         .immediate(),
     );
+    const copies = events.map((event, i) => ({
+      ...event,
+      data: JSON.parse(texts[i]!.data),
+      metadata: JSON.parse(texts[i]!.metadata) as EventMetadata,
+    }));
+    const sizes = texts.map((t) => t.data.length + t.metadata.length);
+    this.changes.notify(this.#remember(copies, sizes, new Set()));
+  }
+
+  /**
+   * Events just committed, in position order: kept for whole-log reads and the head moved past
+   * them; answers `categories` with theirs added, for the wake-up.
+   */
+  #remember(events: readonly StoredEvent[], sizes: readonly number[], categories: Set<string>): Set<string> {
     for (const [i, event] of events.entries()) {
-      const { data, metadata } = texts[i]!;
-      this.#written.add(
-        { ...event, data: JSON.parse(data), metadata: JSON.parse(metadata) },
-        data.length + metadata.length,
-      );
+      this.#written.add(event, sizes[i]!);
+      categories.add(streamCategory(event.streamId));
     }
     this.#head = events.at(-1)!.position;
-    this.changes.notify(new Set(events.map((e) => streamCategory(e.streamId))));
+    return categories;
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -349,10 +358,6 @@ function prepare(writer: Database, reader: Database) {
       `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision > ? ORDER BY revision LIMIT ?`,
     ),
   };
-}
-
-function sqliteError(error: unknown): boolean {
-  return error instanceof Error && error.name === 'SqliteError';
 }
 
 function toStoredEvent(row: EventRow): StoredEvent {

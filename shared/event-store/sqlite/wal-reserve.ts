@@ -34,17 +34,14 @@ export class WalReserve {
     this.#index = openSync(`${file}-shm`, 'r');
   }
 
-  /** Bytes of room after the last frame. */
-  ahead(): number {
-    const used = walBytesOf(readWalIndex(this.#index).frames, this.pageSize);
-    return fstatSync(this.#wal).size - used;
-  }
-
   /** Makes the room, unless there is enough of it (the usual case: a read of the index, a stat). */
   async ensure(): Promise<void> {
-    const { frames, copied } = readWalIndex(this.#index);
-    if (walBytesOf(frames, this.pageSize) > this.most && copied < frames) await this.catchUp();
-    if (this.ahead() >= this.headroom) return;
+    let { frames, copied } = readWalIndex(this.#index);
+    if (walBytesOf(frames, this.pageSize) > this.most && copied < frames) {
+      await this.catchUp();
+      ({ frames, copied } = readWalIndex(this.#index));
+    }
+    if (fstatSync(this.#wal).size - walBytesOf(frames, this.pageSize) >= this.headroom) return;
     const handle = await open(`${this.file}-wal`, 'r+');
     try {
       let at = (await handle.stat()).size;
