@@ -2,6 +2,11 @@
 export interface GenerationAsk {
   /** At least as many tokens as the model will read: the UTF-8 bytes of its input text. */
   inputTokensAtMost: number;
+  /**
+   * The gateway's low estimate of the tokens the model reads (`inputTokensAtLeast`): what the
+   * generation is charged at least, whatever its upstream reports.
+   */
+  inputTokensAtLeast: number;
   /** The output cap the client asked for (`max_tokens`), if it asked. */
   maxOutputTokens?: number;
   images?: number;

@@ -5,15 +5,25 @@ import { type OpenSpan, tracing } from '../../shared/observability/tracing.ts';
 import { tenantOf } from './call-context.ts';
 import type { AiDeps } from './deps.ts';
 import type { GenerationAsk } from './generation-ask.ts';
-import { assertModelAllowed } from './governance/model-access.ts';
+import { admit } from './governance/admission.ts';
 import type { RatePermit } from './governance/rate-limits.ts';
 import { type Consumption, costMicroUsd, type Price } from './prices/price.ts';
 import type { Modality, ModelDefinition } from './providers/types.ts';
 import type { GenerationAttempt } from './usage/events.ts';
+import { chargedTokens } from './usage/metering.ts';
 import type { ReserveOutcome } from './usage/recorder.ts';
 
-/** How long a reservation holds when its generation never settles it: longer than any answer takes. */
-const RESERVATION_LEASE_MS = 60 * 60_000;
+/**
+ * What an answer consumed, as its upstream reported it and as the gateway counted it. The
+ * generation is charged the larger of the two, for input and output alike.
+ */
+export interface Metered {
+  /** The upstream's counts, where it gave them. */
+  reported?: { inputTokens?: number | null | undefined; outputTokens?: number | null | undefined };
+  /** The low estimate (`tokensAtLeast`) of every output field delivered: text, tool calls, reasoning, refusals, transcripts. */
+  deliveredOutputTokens: number;
+}
+
 /** The output cap a budget assumes for a model whose limit is not known, unless the client sets one. */
 export const ASSUMED_OUTPUT_LIMIT = 4_096;
 const PRODUCES_TOKENS: ReadonlySet<Modality> = new Set(['text', 'stream', 'chat']);
@@ -37,6 +47,8 @@ export class Generation {
   /** The model generating and what it was admitted on; a route moving on changes them (`retarget`). */
   #terms: Terms;
   readonly #attempts: GenerationAttempt[] = [];
+  /** Stops extending the reservation's lease. */
+  #stopHolding: () => void = () => undefined;
 
   private constructor(
     private readonly deps: Pick<AiDeps, 'usage' | 'metrics'>,
@@ -53,6 +65,40 @@ export class Generation {
     private readonly span: OpenSpan,
   ) {
     this.#terms = terms;
+    this.#stopHolding = this.#holdLease();
+  }
+
+  /** Generates on `terms` from now. */
+  #adopt(terms: Terms): void {
+    this.#stopHolding();
+    this.#terms = terms;
+    this.#stopHolding = this.#holdLease();
+  }
+
+  /** Keeps the reservation from lapsing for as long as the generation runs. */
+  #holdLease(): () => void {
+    const { reservation } = this.#terms;
+    const identity = this.ctx.identity;
+    if (!reservation || identity.kind !== 'user') return () => undefined;
+    return this.deps.usage.holdLease(
+      { reservationId: reservation.reservationId, studioId: identity.studioId },
+      this.deps.usage.leaseMsOf(this.modality),
+    );
+  }
+
+  /**
+   * The generation goes on as a job, recorded by the worker that runs it: its concurrency slot is
+   * given back (its request was counted at admission), and its reservation, if it made one, is
+   * handed on for the job to settle.
+   */
+  queued(): { reservationId: string; startedAt: string } | undefined {
+    this.#done = true;
+    this.#stopHolding();
+    this.permit.release(0);
+    this.span.set({ 'studio.job': 'queued' });
+    this.span.end();
+    const { reservation } = this.#terms;
+    return reservation && { reservationId: reservation.reservationId, startedAt: reservation.startedAt };
   }
 
   /**
@@ -81,9 +127,7 @@ export class Generation {
       'studio.cache': cache.cached ? 'hit' : undefined,
     });
     try {
-      assertModelAllowed(ctx.identity, route ?? model.id);
-      const permit = await deps.limits.admit(ctx.identity, ask);
-      for (const [name, value] of Object.entries(permit.headers)) ctx.res.setHeader(name, value);
+      const permit = await admit(deps, ctx, route ?? model.id, ask);
       const terms = await termsOf(deps, ctx, model, modality, ask, cache.cached).catch((error: unknown) => {
         permit.release(0);
         throw error;
@@ -123,6 +167,7 @@ export class Generation {
   async retarget(model: ModelDefinition): Promise<void> {
     const { reservation } = this.#terms;
     const identity = this.ctx.identity;
+    this.#stopHolding();
     if (reservation && identity.kind === 'user') {
       // Should this fail, the reservation stays in the terms, and the generation's event settles it.
       await this.deps.usage.release({
@@ -133,8 +178,8 @@ export class Generation {
       });
     }
     // Until the next target is admitted, a refusal is recorded against it, reserving nothing.
-    this.#terms = { model: model.id, price: this.deps.usage.priceOf(model.id) };
-    this.#terms = await termsOf(this.deps, this.ctx, model, this.modality, this.ask, this.cached);
+    this.#adopt({ model: model.id, price: this.deps.usage.priceOf(model.id) });
+    this.#adopt(await termsOf(this.deps, this.ctx, model, this.modality, this.ask, this.cached));
   }
 
   /** Notes one try of a route's target, for the generation's event. */
@@ -156,6 +201,10 @@ export class Generation {
   #data(used: Consumption, status: number) {
     const identity = this.ctx.identity;
     const { model, price, reservation } = this.#terms;
+    const cost = this.cached ? 0 : costMicroUsd(price, used);
+    // A hard budget is charged at most what was reserved: an upstream that ignored the cap it was
+    // sent cannot take a budget past its amount. The event says what was left uncharged.
+    const charged = reservation ? Math.min(cost, reservation.amountMicroUsd) : cost;
     return {
       studioId: tenantOf(identity),
       tokenId: identity.kind === 'user' ? identity.tokenId : null,
@@ -164,7 +213,8 @@ export class Generation {
       modality: this.modality,
       inputTokens: used.inputTokens,
       outputTokens: used.outputTokens,
-      costMicroUsd: this.cached ? 0 : costMicroUsd(price, used),
+      costMicroUsd: charged,
+      ...(charged < cost ? { unchargedMicroUsd: cost - charged } : {}),
       latencyMs: Math.round(performance.now() - this.#started),
       status,
       startedAt: reservation?.startedAt ?? this.#startedAt,
@@ -174,14 +224,28 @@ export class Generation {
     };
   }
 
-  /** `media` counts what is priced per image or per second of audio. */
+  /** The tokens charged for what was metered: the upstream's counts, never below the gateway's own. */
+  charged(metered: Metered | undefined): { inputTokens: number; outputTokens: number } {
+    if (!metered) return { inputTokens: 0, outputTokens: 0 };
+    return {
+      inputTokens: chargedTokens(metered.reported?.inputTokens, this.ask.inputTokensAtLeast),
+      outputTokens: chargedTokens(metered.reported?.outputTokens, metered.deliveredOutputTokens),
+    };
+  }
+
+  /**
+   * Records the answer, charged for `metered` (see `Metered`); `media` counts what is priced per
+   * image or per second of audio or video. Returns the tokens charged.
+   */
   async completed(
-    inputTokens: number,
-    outputTokens: number,
+    metered: Metered,
     media: Omit<Consumption, 'inputTokens' | 'outputTokens'> = {},
-  ): Promise<void> {
-    if (this.#done) return;
+  ): Promise<{ inputTokens: number; outputTokens: number }> {
+    const charged = this.charged(metered);
+    if (this.#done) return charged;
     this.#done = true;
+    this.#stopHolding();
+    const { inputTokens, outputTokens } = charged;
     this.permit.release(this.cached ? 0 : inputTokens + outputTokens);
     this.#settleSpan(inputTokens, outputTokens);
     try {
@@ -199,6 +263,7 @@ export class Generation {
     } finally {
       this.span.end();
     }
+    return charged;
   }
 
   #settleSpan(inputTokens: number, outputTokens: number): void {
@@ -210,9 +275,15 @@ export class Generation {
     });
   }
 
-  async failed(error: unknown, inputTokens = 0, outputTokens = 0): Promise<void> {
+  /**
+   * Records a generation that ended without its answer: charged for what was metered before it
+   * broke off (a stream's usage and delivered output), nothing when it never began.
+   */
+  async failed(error: unknown, metered?: Metered): Promise<void> {
     if (this.#done) return;
     this.#done = true;
+    this.#stopHolding();
+    const { inputTokens, outputTokens } = this.charged(metered);
     this.permit.release(this.cached ? 0 : inputTokens + outputTokens);
     const api = error instanceof ApiError ? error : undefined;
     const cancelled = this.ctx.signal.aborted;
@@ -281,7 +352,7 @@ async function termsOf(
           price,
           ask,
           outputLimit,
-          leaseMs: RESERVATION_LEASE_MS,
+          leaseMs: deps.usage.leaseMsOf(modality),
         })
       : ({ kind: 'unbudgeted' } as const);
   if (outcome.kind === 'refused') throw budgetRefusal(outcome);

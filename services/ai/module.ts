@@ -39,7 +39,7 @@ export interface AiModuleOptions {
   providers?: (upstream: UpstreamClient) => Provider[];
   /** How often running video jobs are polled at their upstream (default 5 s). */
   jobPollMs?: number;
-  /** Benchmark only (see `UsageRecorderOptions`). */
+  /** Benchmarks and tests only (see `UsageRecorderOptions`). */
   usage?: UsageRecorderOptions;
   /** Where the response cache keeps answers: memory of this size, or Redis. */
   cache?: CacheStoreOptions;

@@ -45,18 +45,27 @@ async function* upstream(chunks: ChatChunk[], breakOff: boolean): AsyncGenerator
 let close: (() => void) | undefined;
 afterEach(() => close?.());
 
-/** Serves one action over HTTP with a fake catalog and usage recorder; answers the body and usage. */
+/**
+ * Serves one action over HTTP with a fake catalog and usage recorder; answers the body, the usage
+ * recorded and the requests the upstream got.
+ */
 async function run(
   action: (deps: AiDeps) => AnyAction,
   input: unknown,
   chunks: ChatChunk[],
   breakOff = false,
-): Promise<{ body: string; usage: UsageEvent[] }> {
+): Promise<{ body: string; usage: UsageEvent[]; sent: Record<string, unknown>[] }> {
   const usage: UsageEvent[] = [];
+  const sent: Record<string, unknown>[] = [];
   const deps = {
     catalog: {
       resolve: () => ({
-        provider: { chatStream: async () => upstream(chunks, breakOff) },
+        provider: {
+          chatStream: async (_model: unknown, request: Record<string, unknown>) => {
+            sent.push(request);
+            return upstream(chunks, breakOff);
+          },
+        },
         model: { id: 'test/model', upstreamModel: 'up' },
       }),
     },
@@ -66,6 +75,7 @@ async function run(
         usage.push(event);
       },
       priceOf: () => FREE,
+      leaseMsOf: () => 60_000,
       reserve: async () => ({ kind: 'unbudgeted' }),
     },
     limits: NO_RATE_LIMITS,
@@ -90,7 +100,7 @@ async function run(
   close = () => server.close();
   const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
   expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-  return { body: await response.text(), usage };
+  return { body: await response.text(), usage, sent };
 }
 
 const recorded = (usage: UsageEvent[]) =>
@@ -129,15 +139,16 @@ describe('POST /v1/ai/stream', () => {
 
   it('estimates the usage when the upstream reports none', async () => {
     const { body, usage } = await run(streamAction, input, ending.slice(0, 3));
-    expect(body).toContain('"usage":{"input_tokens":3,"output_tokens":2}');
-    expect(recorded(usage)[0]).toMatchObject({ inputTokens: 3, outputTokens: 2 });
+    // "say hello": 8 non-blank characters, 2 tokens; "Hello": 5, 1 token.
+    expect(body).toContain('"usage":{"input_tokens":2,"output_tokens":1}');
+    expect(recorded(usage)[0]).toMatchObject({ inputTokens: 2, outputTokens: 1 });
   });
 
   it('a stream that breaks off ends with an error event carrying the envelope', async () => {
     const { body, usage } = await run(streamAction, input, ending.slice(0, 1), true);
     expect(body).toBe(`event: delta\ndata: {"text":"Hel"}\n\nevent: error\ndata: ${brokeOff}\n\n`);
     expect(recorded(usage)).toEqual([
-      { type: 'GenerationFailed', status: 500, inputTokens: 3, outputTokens: 1, errorCode: 'internal_error' },
+      { type: 'GenerationFailed', status: 500, inputTokens: 2, outputTokens: 1, errorCode: 'internal_error' },
     ]);
   });
 });
@@ -146,24 +157,63 @@ describe('POST /v1/ai/chat/completions, streamed', () => {
   const input = { model: 'test/model', messages: [{ role: 'user', content: 'say hello' }], stream: true };
   const frame = (c: ChatChunk) => `data: ${JSON.stringify({ ...c, model: 'test/model' })}\n\n`;
 
-  it('relays every chunk under the model asked for, then [DONE]', async () => {
-    const { body, usage } = await run(chatCompletionsAction, input, ending);
-    expect(body).toBe(`${ending.map(frame).join('')}data: [DONE]\n\n`);
+  it('relays every chunk under the model asked for, then [DONE]; the usage chunk only when asked', async () => {
+    const { body, usage, sent } = await run(chatCompletionsAction, input, ending);
+    // The upstream is asked for usage whatever the client asked; a client that did not ask gets none.
+    expect(sent[0]).toMatchObject({ stream_options: { include_usage: true } });
+    expect(body).toBe(`${ending.slice(0, 3).map(frame).join('')}data: [DONE]\n\n`);
     expect(recorded(usage)).toEqual([
       { type: 'GenerationCompleted', status: 200, inputTokens: 7, outputTokens: 2, errorCode: undefined },
+    ]);
+    const asked = await run(
+      chatCompletionsAction,
+      { ...input, stream_options: { include_usage: true } },
+      ending,
+    );
+    expect(asked.body).toBe(`${ending.map(frame).join('')}data: [DONE]\n\n`);
+  });
+
+  it('counts every output field: tool-call names and arguments, reasoning, refusals', async () => {
+    const toolCall = {
+      ...chunk(''),
+      choices: [
+        {
+          index: 0,
+          delta: {
+            reasoning_content: 'thinking it over',
+            refusal: 'no',
+            tool_calls: [
+              { index: 0, id: 'c1', function: { name: 'lookup', arguments: '{"q":"weather in Paris"}' } },
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    } as ChatChunk;
+    // Usage that counts none of it: 0 output tokens.
+    const lying = {
+      ...chunk(''),
+      choices: [],
+      usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 },
+    };
+    const { usage } = await run(chatCompletionsAction, input, [toolCall, lying]);
+    // 14 + 2 + 6 + 22 non-blank characters: 44, 11 tokens; the input ("say hello"): 8, 2.
+    expect(recorded(usage)).toEqual([
+      { type: 'GenerationCompleted', status: 200, inputTokens: 2, outputTokens: 11, errorCode: undefined },
     ]);
   });
 
   it('estimates the usage from the messages when the upstream reports none', async () => {
     const { usage } = await run(chatCompletionsAction, input, ending.slice(0, 3));
-    expect(recorded(usage)[0]).toMatchObject({ inputTokens: 3, outputTokens: 2 });
+    // "say hello": 8 non-blank characters, 2 tokens; "Hello": 5, 1 token.
+    expect(recorded(usage)[0]).toMatchObject({ inputTokens: 2, outputTokens: 1 });
   });
 
   it('a stream that breaks off ends with a data frame carrying the envelope', async () => {
     const { body, usage } = await run(chatCompletionsAction, input, ending.slice(0, 1), true);
     expect(body).toBe(`${frame(ending[0]!)}data: ${brokeOff}\n\n`);
     expect(recorded(usage)).toEqual([
-      { type: 'GenerationFailed', status: 500, inputTokens: 3, outputTokens: 1, errorCode: 'internal_error' },
+      { type: 'GenerationFailed', status: 500, inputTokens: 2, outputTokens: 1, errorCode: 'internal_error' },
     ]);
   });
 });

@@ -6,7 +6,7 @@ import { anthropicMessages, clientsFault } from '../anthropic-api/messages.ts';
 import { CountTokensRequestSchema, type MessagesCall, MessagesRequestSchema } from '../anthropic-api/wire.ts';
 import { callContext } from '../call-context.ts';
 import type { AiDeps } from '../deps.ts';
-import { assertModelAllowed } from '../governance/model-access.ts';
+import { admit } from '../governance/admission.ts';
 
 /** Anthropic's headers that go upstream with a native call: plain tokens only. */
 const HEADER_VALUE = /^[A-Za-z0-9._:, -]{1,1024}$/;
@@ -46,7 +46,7 @@ export function anthropicMessagesAction(deps: AiDeps) {
 /**
  * POST /v1/ai/anthropic/v1/messages/count_tokens: the upstream's count on the anthropic provider,
  * an estimate for every other model (`estimateInputTokens`); for a route, its first target's.
- * Not a generation: free, unlimited.
+ * Not a generation, so free, but admitted as one: model access, and a request under the rate limits.
  */
 export function anthropicCountTokensAction(deps: AiDeps) {
   const { catalog, env } = deps;
@@ -64,11 +64,15 @@ export function anthropicCountTokensAction(deps: AiDeps) {
       const { provider, model } = route
         ? deps.routes.plan(route, 'chat')[0]!.entry
         : catalog.resolve(input.model, 'chat');
-      assertModelAllowed(ctx.identity, input.model);
-      if (!provider.countTokens) return { input_tokens: estimateInputTokens(input) };
-      return clientsFault(() =>
-        provider.countTokens!(model, messagesCall(input, ctx.req), callContext(env, ctx)),
-      );
+      const permit = await admit(deps, ctx, input.model, { inputTokensAtMost: 0, inputTokensAtLeast: 0 });
+      try {
+        if (!provider.countTokens) return { input_tokens: estimateInputTokens(input) };
+        return await clientsFault(() =>
+          provider.countTokens!(model, messagesCall(input, ctx.req), callContext(env, ctx)),
+        );
+      } finally {
+        permit.release(0);
+      }
     },
   });
 }

@@ -1,11 +1,13 @@
 import { defineAction } from '../../../shared/http/action.ts';
 import { chatCacheRequest } from '../cache/normalize.ts';
+import { meteredCompletion } from '../chat/metered.ts';
 import { relayChunks } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
-import { type ChatRequest, ChatRequestSchema, textOf } from '../chat/wire.ts';
+import { type ChatChunk, type ChatRequest, ChatRequestSchema } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
 import { tokensAtMost } from '../generation-ask.ts';
 import { generate } from '../routing/attempts.ts';
+import { inputTokensAtLeast } from '../usage/metering.ts';
 
 /** POST /v1/ai/chat/completions in OpenAI's wire format, streaming included. */
 export function chatCompletionsAction(deps: AiDeps) {
@@ -21,9 +23,11 @@ export function chatCompletionsAction(deps: AiDeps) {
     handler: async (input, ctx) => {
       const { studio_id: _studio, ...body } = input;
       const asked = input.max_completion_tokens ?? input.max_tokens ?? undefined;
+      const read = [body.messages, body.tools ?? null];
       const ask = {
         // Everything the model reads travels in these fields; their JSON has at least as many bytes.
-        inputTokensAtMost: tokensAtMost(JSON.stringify([body.messages, body.tools ?? null])),
+        inputTokensAtMost: tokensAtMost(JSON.stringify(read)),
+        inputTokensAtLeast: inputTokensAtLeast(read),
         ...(asked === undefined ? {} : { maxOutputTokens: asked }),
       };
       const answered = await generate(
@@ -40,10 +44,12 @@ export function chatCompletionsAction(deps: AiDeps) {
             const completion = await cache.completion(() => provider.chat!(model, request, call));
             return { streamed: false, completion } as const;
           }
+          // The upstream is always asked for usage: what it reports is what the stream is charged.
+          const metered = { ...request, stream_options: { ...request.stream_options, include_usage: true } };
           const chunks = await firstChunk(
-            await cache.chunks(() => provider.chatStream!(model, request, call)),
+            await cache.chunks(() => provider.chatStream!(model, metered, call)),
           );
-          return { streamed: true, request, chunks } as const;
+          return { streamed: true, chunks } as const;
         },
       );
       const { generation, cache, result } = answered;
@@ -51,20 +57,19 @@ export function chatCompletionsAction(deps: AiDeps) {
 
       if (!result.streamed) {
         const { completion } = result;
-        await generation.completed(
-          completion.usage?.prompt_tokens ?? 0,
-          completion.usage?.completion_tokens ?? 0,
-        );
+        await generation.completed(meteredCompletion(completion));
         await cache.store(generation, completion.choices[0]?.finish_reason ?? null);
         return { ...completion, model: model.id, usage: cache.mark(completion.usage) };
       }
 
-      const { request, chunks } = result;
-      return relayChunks(ctx, generation, chunks, {
-        promptText: () => request.messages.map((m) => textOf(m.content)).join(' '),
-        frames: (chunk) => [`data: ${JSON.stringify({ ...chunk, model: model.id })}\n\n`],
-        finish: async ({ usage: tokens, finishReason }) => {
-          await generation.completed(tokens.input_tokens, tokens.output_tokens);
+      const usageAsked = input.stream_options?.include_usage === true;
+      return relayChunks(ctx, generation, result.chunks, {
+        frames: (chunk) => {
+          const shown = usageAsked ? chunk : withoutUsage(chunk);
+          return shown ? [`data: ${JSON.stringify({ ...shown, model: model.id })}\n\n`] : [];
+        },
+        finish: async ({ metered, finishReason }) => {
+          await generation.completed(metered);
           await cache.store(generation, finishReason);
           await writeWithBackpressure(ctx.res, 'data: [DONE]\n\n');
         },
@@ -78,4 +83,11 @@ export function chatCompletionsAction(deps: AiDeps) {
 function capOf(body: Omit<ChatRequest, 'model'>, cap: number | undefined): Partial<ChatRequest> {
   if (cap === undefined) return {};
   return body.max_completion_tokens == null ? { max_tokens: cap } : { max_completion_tokens: cap };
+}
+
+/** A chunk as a client that did not ask for usage gets it: no usage field, no usage-only chunk. */
+function withoutUsage(chunk: ChatChunk): ChatChunk | undefined {
+  if (!('usage' in chunk)) return chunk;
+  const { usage: _usage, ...rest } = chunk;
+  return rest.choices.length === 0 ? undefined : rest;
 }

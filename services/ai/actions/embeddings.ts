@@ -3,9 +3,10 @@ import { defineAction } from '../../../shared/http/action.ts';
 import { callContext } from '../call-context.ts';
 import type { AiDeps } from '../deps.ts';
 import { encodeVector } from '../embeddings/vectors.ts';
-import { estimateTokens, Generation } from '../generation.ts';
+import { Generation } from '../generation.ts';
 import { tokensAtMost } from '../generation-ask.ts';
 import type { EmbeddingInput } from '../providers/types.ts';
+import { tokensAtLeast } from '../usage/metering.ts';
 
 /** OpenAI's limits: 2,048 inputs a request; a request reads at most 300,000 tokens. */
 const MAX_INPUTS = 2048;
@@ -52,6 +53,7 @@ export function embeddingsAction(deps: AiDeps) {
       const inputs = listOf(input.input);
       const generation = await Generation.start(deps, ctx, model, 'embed', {
         inputTokensAtMost: tokensIn(inputs, tokensAtMost),
+        inputTokensAtLeast: tokensIn(inputs, tokensAtLeast),
       });
       const result = await generation.guard(() =>
         provider.embed!(
@@ -65,8 +67,10 @@ export function embeddingsAction(deps: AiDeps) {
           callContext(env, ctx),
         ),
       );
-      const inputTokens = result.inputTokens ?? tokensIn(inputs, estimateTokens);
-      await generation.completed(inputTokens, 0);
+      const { inputTokens } = await generation.completed({
+        reported: { inputTokens: result.inputTokens },
+        deliveredOutputTokens: 0,
+      });
       return {
         object: 'list',
         data: result.vectors.map((vector, index) => ({

@@ -8,9 +8,8 @@ import { ApiError } from '../../../shared/errors.ts';
 import { awaitReadModels } from '../../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
-import { budgetRefusal } from '../generation.ts';
-import { assertModelAllowed } from '../governance/model-access.ts';
-import { type JobReservation, jobDecider, jobStreamId, videoSecondsOf } from '../jobs/job.ts';
+import { Generation } from '../generation.ts';
+import { jobDecider, jobStreamId, videoSecondsOf } from '../jobs/job.ts';
 import { servedMediaType } from '../jobs/media-types.ts';
 
 /** A job as clients see it: no internal paths, a URL for the content once completed. */
@@ -65,29 +64,46 @@ export function videoAction(deps: AiDeps) {
       if (ctx.identity.kind !== 'user')
         throw new ApiError('forbidden', 'video jobs belong to a studio: use a user token');
       const { model } = deps.catalog.resolve(input.model, 'video');
-      // A job is queued, not started: the one route that passes no Generation.start on its way upstream.
-      assertModelAllowed(ctx.identity, model.id);
       const { studio_id: _studio, model: _model, ...request } = input;
-      const jobId = newId('job');
-      const reservation = await reserveForVideo(deps, ctx, model.id, request);
-      const result = await handleCommand(
-        deps.gw.events,
-        jobStreamId(jobId),
-        jobDecider,
-        {
-          type: 'QueueJob',
-          jobId,
-          studioId: ctx.identity.studioId,
-          tokenId: ctx.identity.tokenId,
-          model: model.id,
-          request,
-          ...(reservation ? { reservation } : {}),
-        },
-        ctx.metadata,
-      );
-      await awaitReadModels(deps.gw, result.position);
-      deps.jobs.run(jobId);
-      return { job: jobView(deps.gw.projections.state(jobsProjection).get(jobId)!) };
+      const identity = ctx.identity;
+      const { studioId, tokenId } = identity;
+      const release = deps.jobs.claimPlace(studioId);
+      try {
+        // Admitted as every generation is; the job it becomes settles its reservation.
+        const generation = await Generation.start(deps, ctx, model, 'video', {
+          inputTokensAtMost: 0,
+          inputTokensAtLeast: 0,
+          videoSeconds: videoSecondsOf(request),
+        });
+        const jobId = newId('job');
+        const reserved = generation.queued();
+        const reservation = reserved && { id: reserved.reservationId, startedAt: reserved.startedAt };
+        const result = await handleCommand(
+          deps.gw.events,
+          jobStreamId(jobId),
+          jobDecider,
+          {
+            type: 'QueueJob',
+            jobId,
+            studioId,
+            tokenId,
+            model: model.id,
+            request,
+            ...(reservation ? { reservation } : {}),
+          },
+          ctx.metadata,
+        ).catch(async (error: unknown) => {
+          // Not queued: its reservation is given back at once rather than left to lapse.
+          const data = { studioId, tokenId, requestId: ctx.requestId };
+          if (reserved) await deps.usage.release({ ...data, ...reserved }).catch(() => undefined);
+          throw error;
+        });
+        await awaitReadModels(deps.gw, result.position);
+        deps.jobs.run(jobId);
+        return { job: jobView(deps.gw.projections.state(jobsProjection).get(jobId)!) };
+      } finally {
+        release();
+      }
     },
   });
 }
@@ -136,31 +152,4 @@ export function jobContentAction(deps: AiDeps) {
       return undefined;
     },
   });
-}
-
-/** A video job lasts up to an hour at its upstream: its reservation holds for two. */
-const VIDEO_RESERVATION_LEASE_MS = 2 * 60 * 60_000;
-
-/** Reserves a video job's cost under the hard budgets (402 when they cannot pay); undefined without one. */
-async function reserveForVideo(
-  deps: AiDeps,
-  ctx: ActionContext,
-  model: string,
-  request: Record<string, unknown>,
-): Promise<JobReservation | undefined> {
-  if (ctx.identity.kind !== 'user') return undefined;
-  const outcome = await deps.usage.reserve({
-    studioId: ctx.identity.studioId,
-    tokenId: ctx.identity.tokenId,
-    requestId: ctx.requestId,
-    model,
-    price: deps.usage.priceOf(model),
-    ask: { inputTokensAtMost: 0, videoSeconds: videoSecondsOf(request) },
-    outputLimit: 0,
-    leaseMs: VIDEO_RESERVATION_LEASE_MS,
-  });
-  if (outcome.kind === 'refused') throw budgetRefusal(outcome);
-  return outcome.kind === 'reserved'
-    ? { id: outcome.reservationId, startedAt: outcome.startedAt }
-    : undefined;
 }

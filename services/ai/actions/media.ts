@@ -3,8 +3,9 @@ import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import { callContext } from '../call-context.ts';
 import type { AiDeps } from '../deps.ts';
-import { estimateTokens, Generation } from '../generation.ts';
+import { Generation } from '../generation.ts';
 import { tokensAtMost } from '../generation-ask.ts';
+import { tokensAtLeast } from '../usage/metering.ts';
 
 const studio_id = z.string().optional();
 /** Audio arrives base64 inside JSON: 25 MiB of audio is about 33 MiB of base64. */
@@ -32,6 +33,7 @@ export function imageAction(deps: AiDeps) {
       const { provider, model } = catalog.resolve(input.model, 'image');
       const generation = await Generation.start(deps, ctx, model, 'image', {
         inputTokensAtMost: tokensAtMost(input.prompt),
+        inputTokensAtLeast: tokensAtLeast(input.prompt),
         images: input.n,
       });
       const result = await generation.guard(() =>
@@ -41,7 +43,7 @@ export function imageAction(deps: AiDeps) {
           callContext(env, ctx),
         ),
       );
-      await generation.completed(estimateTokens(input.prompt), 0, { images: input.n });
+      await generation.completed({ deliveredOutputTokens: 0 }, { images: input.n });
       return result;
     },
   });
@@ -65,6 +67,7 @@ export function ttsAction(deps: AiDeps) {
       const { provider, model } = catalog.resolve(input.model, 'tts');
       const generation = await Generation.start(deps, ctx, model, 'tts', {
         inputTokensAtMost: tokensAtMost(input.input),
+        inputTokensAtLeast: tokensAtLeast(input.input),
         audioSeconds: speechSecondsOf(input.input),
       });
       const result = await generation.guard(() =>
@@ -74,9 +77,10 @@ export function ttsAction(deps: AiDeps) {
           callContext(env, ctx),
         ),
       );
-      await generation.completed(estimateTokens(input.input), 0, {
-        audioSeconds: speechSecondsOf(input.input),
-      });
+      await generation.completed(
+        { deliveredOutputTokens: 0 },
+        { audioSeconds: speechSecondsOf(input.input) },
+      );
       return { audio: result.audio.toString('base64'), mime_type: result.mime_type };
     },
   });
@@ -109,6 +113,7 @@ export function asrAction(deps: AiDeps) {
       const audio = Buffer.from(base64, 'base64');
       const generation = await Generation.start(deps, ctx, model, 'asr', {
         inputTokensAtMost: 0,
+        inputTokensAtLeast: 0,
         audioSeconds: asrSecondsAtMost(audio),
       });
       const request = {
@@ -117,9 +122,10 @@ export function asrAction(deps: AiDeps) {
         ...(input.language ? { language: input.language } : {}),
       };
       const result = await generation.guard(() => provider.asr!(model, request, callContext(env, ctx)));
-      await generation.completed(0, estimateTokens(result.text), {
-        audioSeconds: Math.min(speechSecondsOf(result.text), asrSecondsAtMost(audio)),
-      });
+      await generation.completed(
+        { deliveredOutputTokens: tokensAtLeast(result.text) },
+        { audioSeconds: Math.min(speechSecondsOf(result.text), asrSecondsAtMost(audio)) },
+      );
       return result;
     },
   });

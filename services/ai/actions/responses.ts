@@ -17,6 +17,7 @@ import {
   ResponsesRequestSchema,
 } from '../responses/wire.ts';
 import { generate } from '../routing/attempts.ts';
+import { inputTokensAtLeast } from '../usage/metering.ts';
 
 /** The largest input a stored response keeps (its output is bounded by the model's output limit). */
 export const MAX_STORED_INPUT_BYTES = 8 * 1024 * 1024;
@@ -98,10 +99,10 @@ export function getResponseAction(store: ResponseStore) {
 /** What budgets and limits weigh: every item the model reads, instructions and tools, as JSON bytes. */
 function askOf(request: ResponsesRequest, conversation: readonly Item[]) {
   const asked = request.max_output_tokens ?? undefined;
+  const read = [request.instructions ?? null, conversation, request.tools ?? null];
   return {
-    inputTokensAtMost: tokensAtMost(
-      JSON.stringify([request.instructions ?? null, conversation, request.tools ?? null]),
-    ),
+    inputTokensAtMost: tokensAtMost(JSON.stringify(read)),
+    inputTokensAtLeast: inputTokensAtLeast(read),
     ...(asked === undefined ? {} : { maxOutputTokens: asked }),
   };
 }

@@ -3,12 +3,13 @@ import { z } from 'zod';
 import { defineAction } from '../../../shared/http/action.ts';
 import { writeSse } from '../../../shared/http/sse.ts';
 import { textCacheRequest } from '../cache/normalize.ts';
+import { meteredCompletion } from '../chat/metered.ts';
 import { relayChunks } from '../chat/relay.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
-import { estimateTokens } from '../generation.ts';
 import { type GenerationAsk, tokensAtMost } from '../generation-ask.ts';
 import { generate } from '../routing/attempts.ts';
+import { inputTokensAtLeast } from '../usage/metering.ts';
 
 const TextInput = z.strictObject({
   model: z.string().min(1),
@@ -22,6 +23,7 @@ type TextInput = z.infer<typeof TextInput>;
 
 const askOf = (input: TextInput): GenerationAsk => ({
   inputTokensAtMost: tokensAtMost(input.system ?? '', input.prompt),
+  inputTokensAtLeast: inputTokensAtLeast([input.system ?? '', input.prompt]),
   ...(input.max_tokens === undefined ? {} : { maxOutputTokens: input.max_tokens }),
 });
 
@@ -74,11 +76,8 @@ export function textAction(deps: AiDeps) {
       const { generation, cache, result: completion } = answered;
       const { model } = answered.target;
       const choice = completion.choices[0];
-      const usageOut = {
-        input_tokens: completion.usage?.prompt_tokens ?? estimateTokens(input.prompt),
-        output_tokens: completion.usage?.completion_tokens ?? estimateTokens(choice?.message.content ?? ''),
-      };
-      await generation.completed(usageOut.input_tokens, usageOut.output_tokens);
+      const charged = await generation.completed(meteredCompletion(completion));
+      const usageOut = { input_tokens: charged.inputTokens, output_tokens: charged.outputTokens };
       await cache.store(generation, choice?.finish_reason ?? null);
       return {
         ...message(choice?.message.content ?? ''),
@@ -113,13 +112,13 @@ export function streamAction(deps: AiDeps) {
       const { generation, cache, result: chunks } = answered;
       const { model } = answered.target;
       return relayChunks(ctx, generation, chunks, {
-        promptText: () => input.prompt,
         frames: (chunk) =>
           chunk.choices.flatMap(({ delta }) =>
             delta.content ? [`event: delta\ndata: ${JSON.stringify({ text: delta.content })}\n\n`] : [],
           ),
-        finish: async ({ usage: usageOut, text, finishReason }) => {
-          await generation.completed(usageOut.input_tokens, usageOut.output_tokens);
+        finish: async ({ metered, text, finishReason }) => {
+          const charged = await generation.completed(metered);
+          const usageOut = { input_tokens: charged.inputTokens, output_tokens: charged.outputTokens };
           await cache.store(generation, finishReason);
           writeSse(
             ctx.res,

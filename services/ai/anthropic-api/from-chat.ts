@@ -153,14 +153,18 @@ export async function* eventsFromChat(
   const events = chatToEvents(model);
   let text = '';
   let finishReason: string | null = null;
-  let reported: Tokens | undefined;
+  const reported: Partial<Tokens> = {};
   for await (const chunk of chunks) {
     const reading = readChatChunk(chunk);
-    text += reading.text;
+    text += reading.text + (reading.otherOutput ?? '');
     finishReason = reading.finishReason ?? finishReason;
-    reported = reading.usage ?? reported;
+    reported.input_tokens = reading.usage?.input_tokens ?? reported.input_tokens;
+    reported.output_tokens = reading.usage?.output_tokens ?? reported.output_tokens;
     yield* events.push(chunk);
   }
-  const usage = reported ?? { input_tokens: estimateTokens(prompt), output_tokens: estimateTokens(text) };
+  const usage = {
+    input_tokens: reported.input_tokens ?? estimateTokens(prompt),
+    output_tokens: reported.output_tokens ?? estimateTokens(text),
+  };
   yield* events.end(usage, finishReason);
 }

@@ -9,10 +9,12 @@ import { estimateTokens } from '../generation.ts';
 import { type GenerationAsk, tokensAtMost } from '../generation-ask.ts';
 import { type AnthropicUsage, finishReason, promptTokens } from '../providers/anthropic-translate.ts';
 import { type Answered, type Attempt, generate } from '../routing/attempts.ts';
+import { inputTokensAtLeast, tokensAtLeast } from '../usage/metering.ts';
 import { anthropicErrorBody } from './dialect.ts';
 import { eventsFromChat, messageFromChat } from './from-chat.ts';
 import { toChat } from './to-chat.ts';
 import {
+  contentOutputText,
   eventFrame,
   type MessagesCall,
   type MessagesEvent,
@@ -48,12 +50,14 @@ export async function anthropicMessages(
 }
 
 /** What a Messages request may consume: everything the model reads (their JSON has at least as many bytes), and `max_tokens`. */
-export const messagesAsk = (input: MessagesRequest): GenerationAsk => ({
-  inputTokensAtMost: tokensAtMost(
-    JSON.stringify([input.system ?? null, input.messages, input.tools ?? null]),
-  ),
-  maxOutputTokens: input.max_tokens,
-});
+export function messagesAsk(input: MessagesRequest): GenerationAsk {
+  const read = [input.system ?? null, input.messages, input.tools ?? null];
+  return {
+    inputTokensAtMost: tokensAtMost(JSON.stringify(read)),
+    inputTokensAtLeast: inputTokensAtLeast(read),
+    maxOutputTokens: input.max_tokens,
+  };
+}
 
 /** What a target gave, already in Messages form: a whole message, or a stream's events. */
 export type MessagesUpstream =
@@ -108,16 +112,18 @@ export async function answerMessages(
 ): Promise<unknown> {
   if (result.kind === 'message') {
     const { message } = result;
-    await generation.completed(promptTokens(message.usage), message.usage.output_tokens ?? 0);
+    await generation.completed({
+      reported: { inputTokens: promptTokens(message.usage), outputTokens: message.usage.output_tokens },
+      deliveredOutputTokens: tokensAtLeast(contentOutputText(message.content ?? [])),
+    });
     await cache.store(generation, finishReason(message.stop_reason));
     return { ...message, model: model.id, usage: cache.mark(message.usage) };
   }
   return relayStream(ctx, generation, result.events, nativeReader(), {
-    promptText: () => result.prompt,
     // The last event leaves once the usage is recorded.
     frames: (e) => (e.event === 'message_stop' ? [] : [eventFrame(named(e, model.id, cache.cached))]),
-    finish: async ({ usage, finishReason: stopReason }) => {
-      await generation.completed(usage.input_tokens, usage.output_tokens);
+    finish: async ({ metered, finishReason: stopReason }) => {
+      await generation.completed(metered);
       await cache.store(generation, finishReason(stopReason));
       await writeWithBackpressure(
         ctx.res,
@@ -160,34 +166,37 @@ function named(e: MessagesEvent, model: string, cached: boolean): MessagesEvent 
 
 interface NativeEventData {
   message?: { usage?: AnthropicUsage };
+  content_block?: { name?: unknown; input?: unknown };
   delta?: { text?: string; thinking?: string; partial_json?: string; stop_reason?: string | null };
   usage?: AnthropicUsage;
 }
 
 /**
  * What Messages events tell: input tokens (cache reads and writes included) from `message_start`,
- * and again from `message_delta` when it repeats them (newer streams, and translated ones), output
- * tokens from `message_delta`, and the output text, thinking and tool input that the budget's
- * cut-off weighs.
+ * and again from `message_delta` when it repeats them (newer streams, and translated ones); output
+ * tokens only from `message_delta`, the final count (`message_start` says 1 before anything is
+ * generated); and the output delivered: text, thinking, tool names and input.
  */
 function nativeReader() {
-  const usage = { input_tokens: 0, output_tokens: 0 };
+  let inputTokens = 0;
   return ({ event, data }: MessagesEvent): ChunkReading => {
-    const { message, delta, usage: reported } = data as NativeEventData;
+    const { message, content_block: block, delta, usage: reported } = data as NativeEventData;
     switch (event) {
       case 'message_start':
-        usage.input_tokens = promptTokens(message?.usage);
-        usage.output_tokens = message?.usage?.output_tokens ?? 0;
-        return { text: '', usage: { ...usage } };
+        inputTokens = promptTokens(message?.usage);
+        return { text: '', usage: { input_tokens: inputTokens } };
+      case 'content_block_start':
+        return { text: '', otherOutput: typeof block?.name === 'string' ? block.name : '' };
       case 'content_block_delta':
-        return { text: delta?.text ?? delta?.thinking ?? delta?.partial_json ?? '' };
+        return {
+          text: delta?.text ?? '',
+          otherOutput: (delta?.thinking ?? '') + (delta?.partial_json ?? ''),
+        };
       case 'message_delta':
-        if (reported?.input_tokens != null)
-          usage.input_tokens = Math.max(usage.input_tokens, promptTokens(reported));
-        usage.output_tokens = reported?.output_tokens ?? usage.output_tokens;
+        if (reported?.input_tokens != null) inputTokens = Math.max(inputTokens, promptTokens(reported));
         return {
           text: '',
-          usage: { ...usage },
+          usage: { input_tokens: inputTokens, output_tokens: reported?.output_tokens ?? undefined },
           ...(delta?.stop_reason ? { finishReason: delta.stop_reason } : {}),
         };
       default:

@@ -147,3 +147,17 @@ export const messageId = () => `msg_${randomBytes(12).toString('base64url')}`;
 /** An event as it goes on the wire. */
 export const eventFrame = ({ event, data }: MessagesEvent) =>
   `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/**
+ * Every output field of a Messages answer's content, as one text: text, thinking, and each tool
+ * use's name and input. What a generation is charged for at least.
+ */
+export function contentOutputText(content: readonly ResponseBlock[]): string {
+  const texts: string[] = [];
+  for (const block of content) {
+    const { text, thinking, name, input } = block as Record<string, unknown>;
+    for (const value of [text, thinking, name]) if (typeof value === 'string') texts.push(value);
+    if (input !== undefined) texts.push(JSON.stringify(input));
+  }
+  return texts.join('');
+}

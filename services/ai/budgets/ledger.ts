@@ -81,6 +81,11 @@ export function foldLedger(state: LedgerState, event: UsageEvent, createdAt: str
     case 'BudgetReleased':
       state.open.delete(event.data.reservationId);
       return;
+    case 'BudgetLeaseExtended': {
+      const open = state.open.get(event.data.reservationId);
+      if (open) state.open.set(open.reservationId, { ...open, expiresAt: event.data.expiresAt });
+      return;
+    }
     case 'BudgetExceeded':
       state.exceeded.add(balanceKey(event.data.tokenId, event.data.windowKey));
       return;

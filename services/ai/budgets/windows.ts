@@ -13,7 +13,7 @@ export function windowKey(window: BudgetWindow, iso: string): string {
 }
 
 /** What the instants of a window begin with: its date (`2026-11-24`, `2026-11`), or nothing for `total`. */
-export const windowPrefix = (key: string) => key.slice(key.indexOf(':') + 1);
+export const windowPrefix = (key: string) => (key === 'total' ? '' : key.slice(key.indexOf(':') + 1));
 
 /** When the window holding `iso` ends (ISO), or null for `total`. */
 export function resetsAt(window: BudgetWindow, iso: string): string | null {

@@ -1,22 +1,22 @@
 import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
 import { openSse } from '../../../shared/http/sse.ts';
-import { estimateTokens, type Generation } from '../generation.ts';
+import type { Generation, Metered } from '../generation.ts';
+import { nonBlankLength, tokensOfCharacters } from '../usage/metering.ts';
 import { FrameWriter } from './stream-out.ts';
-import type { ChatChunk } from './wire.ts';
+import { type ChatChunk, outputTextOf } from './wire.ts';
 
 /** What a relayed stream came to, once its last chunk arrived. */
 export interface RelayedStream {
-  /** As the upstream reported it, or estimated from the prompt and the text streamed. */
-  usage: { input_tokens: number; output_tokens: number };
+  /** What the upstream reported and the gateway counted: what the generation is charged for. */
+  metered: Metered;
+  /** The answer's text (its content, without tool calls or reasoning). */
   text: string;
   finishReason: string | null;
 }
 
 /** How one route writes a relayed stream: its frames, its ending and its error frame. */
 export interface SseRelay<Chunk = ChatChunk> {
-  /** The prompt's text, to estimate input tokens when the upstream reports none. */
-  promptText: () => string;
   /** The frames one upstream chunk becomes, written in order at the client's pace. */
   frames: (chunk: Chunk) => string[];
   /** After the last chunk: records the usage and writes the closing frame. */
@@ -25,10 +25,14 @@ export interface SseRelay<Chunk = ChatChunk> {
   errorFrame: (body: { error: Record<string, unknown> }, error: ApiError) => string;
 }
 
-/** What one upstream chunk tells the relay: the output text it adds, and usage or finish if it says. */
+/** What one upstream chunk tells the relay. */
 export interface ChunkReading {
+  /** The answer's text it adds. */
   text: string;
-  usage?: { input_tokens: number; output_tokens: number };
+  /** The other output it adds: tool-call names and arguments, reasoning, refusals, transcripts. */
+  otherOutput?: string;
+  /** Usage, where the chunk reports it: a count left out stays as an earlier chunk said. */
+  usage?: { input_tokens?: number | undefined; output_tokens?: number | undefined };
   finishReason?: string;
 }
 
@@ -42,25 +46,35 @@ export function relayChunks(
   return relayStream(ctx, generation, chunks, readChatChunk, relay);
 }
 
-/** What a chat chunk tells: its text, its finish reason, the usage it reports. */
+/** What a chat chunk tells: its text and other output, its finish reason, the usage it reports. */
 export function readChatChunk(chunk: ChatChunk): ChunkReading {
   let text = '';
+  let otherOutput = '';
   let finishReason: string | undefined;
   for (const choice of chunk.choices) {
     finishReason = choice.finish_reason ?? finishReason;
-    text += choice.delta.content ?? '';
+    const { content, ...rest } = choice.delta;
+    text += typeof content === 'string' ? content : '';
+    otherOutput += outputTextOf(rest);
   }
   const usage = chunk.usage
     ? { input_tokens: chunk.usage.prompt_tokens, output_tokens: chunk.usage.completion_tokens }
     : undefined;
-  return { text, ...(usage ? { usage } : {}), ...(finishReason ? { finishReason } : {}) };
+  return {
+    text,
+    ...(otherOutput ? { otherOutput } : {}),
+    ...(usage ? { usage } : {}),
+    ...(finishReason ? { finishReason } : {}),
+  };
 }
 
 /**
  * Relays upstream chunks of any wire format (`read` says what each one carries) to the client as
- * server-sent events and ends the response. A stream that breaks off is recorded as failed
- * (cancelled when the client went away); a client still there gets the error envelope as the last
- * frame.
+ * server-sent events and ends the response. Every output field streamed is counted, so whatever
+ * the upstream reports, the generation is charged at least for what was delivered; a stream that
+ * would deliver more than the budget reserved is cut off before it does. A stream that breaks off
+ * is recorded as failed (cancelled when the client went away), charged for what it delivered; a
+ * client still there gets the error envelope as the last frame.
  */
 export async function relayStream<Chunk>(
   ctx: ActionContext,
@@ -72,25 +86,29 @@ export async function relayStream<Chunk>(
   openSse(ctx.res);
   let text = '';
   let finishReason: string | null = null;
-  let reported: ChunkReading['usage'];
-  const used = () => ({
-    input_tokens: reported?.input_tokens ?? estimateTokens(relay.promptText()),
-    output_tokens: reported?.output_tokens ?? estimateTokens(text),
+  let deliveredCharacters = 0;
+  const reported: { inputTokens?: number; outputTokens?: number } = {};
+  const metered = (): Metered => ({
+    reported: { ...reported },
+    deliveredOutputTokens: tokensOfCharacters(deliveredCharacters),
   });
   let first = true;
   const out = new FrameWriter(ctx.res);
   try {
     for await (const chunk of chunks) {
       const reading = read(chunk);
-      if (reading.usage) reported = reading.usage;
+      if (reading.usage?.input_tokens != null) reported.inputTokens = reading.usage.input_tokens;
+      if (reading.usage?.output_tokens != null) reported.outputTokens = reading.usage.output_tokens;
       finishReason = reading.finishReason ?? finishReason;
+      const adds = nonBlankLength(reading.text) + nonBlankLength(reading.otherOutput ?? '');
       // An upstream that does not keep to the cap it was sent is cut off before the budget is passed.
-      if (!generation.allowsOutput(estimateTokens(text + reading.text))) {
+      if (!generation.allowsOutput(tokensOfCharacters(deliveredCharacters + adds))) {
         throw new ApiError(
           'budget_exceeded',
           'the stream was cut off: its budget cannot pay for more output',
         );
       }
+      deliveredCharacters += adds;
       text += reading.text;
       await out.write(relay.frames(chunk));
       if (first) {
@@ -99,12 +117,11 @@ export async function relayStream<Chunk>(
       }
     }
     out.flush();
-    await relay.finish({ usage: used(), text, finishReason });
+    await relay.finish({ metered: metered(), text, finishReason });
   } catch (error) {
     out.flush();
     // What was streamed before the break was generated upstream: it is charged.
-    const { input_tokens, output_tokens } = used();
-    await generation.failed(error, input_tokens, output_tokens).catch(() => undefined);
+    await generation.failed(error, metered()).catch(() => undefined);
     const api =
       error instanceof ApiError ? error : new ApiError('upstream_error', 'the upstream stream broke off');
     if (!ctx.res.destroyed) ctx.res.write(relay.errorFrame(api.toBody(ctx.requestId), api));

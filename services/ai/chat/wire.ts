@@ -109,3 +109,30 @@ export function textOf(content: ChatMessage['content']): string {
     .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
     .join('');
 }
+
+/**
+ * Every output field of an assistant message or stream delta, as one text: its content, refusal and
+ * reasoning (`reasoning_content`, `reasoning`), its tool calls' names and arguments (and the legacy
+ * `function_call`'s), its audio's transcript. What a generation is charged for at least.
+ */
+export function outputTextOf(message: Readonly<Record<string, unknown>>): string {
+  const texts: string[] = [];
+  const add = (value: unknown) => {
+    if (typeof value === 'string') texts.push(value);
+  };
+  const { content, refusal, reasoning_content, reasoning, tool_calls, function_call, audio } = message;
+  if (Array.isArray(content)) {
+    for (const part of content) add((part as { text?: unknown } | null)?.text);
+  } else add(content);
+  add(refusal);
+  add(reasoning_content);
+  add(reasoning);
+  const calls = Array.isArray(tool_calls) ? tool_calls : [];
+  for (const call of [...calls, { function: function_call }]) {
+    const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
+    add(fn?.name);
+    add(fn?.arguments);
+  }
+  add((audio as { transcript?: unknown } | null | undefined)?.transcript);
+  return texts.join('');
+}

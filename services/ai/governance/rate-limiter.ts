@@ -9,8 +9,6 @@ import { type RateLimits, type RatePermit, UNLIMITED } from './rate-limits.ts';
 const MINUTE_MS = 60_000;
 /** How long a generation holds its slot unless renewed; the holder renews it every third of that. */
 export const IN_FLIGHT_LEASE_MS = 60_000;
-/** Renewals stop after this: a generation that never ends (a bug) cannot hold a slot for ever. */
-const MAX_HOLD_MS = 60 * 60_000;
 
 /** A studio, or one of its tokens, and the limits set on it. */
 interface Scope {
@@ -119,7 +117,7 @@ export class StudioRateLimits implements RateLimits {
   }
 
   #permit(headers: Record<string, string>, tokens: Reading[], held: string[], leaseId: string): RatePermit {
-    const holding: Holding = { keys: held, leaseId, since: Date.now() };
+    const holding: Holding = { keys: held, leaseId };
     if (held.length > 0) this.#hold(holding);
     let released = false;
     return {
@@ -142,18 +140,14 @@ export class StudioRateLimits implements RateLimits {
 
   /**
    * Every third of the lease, each slot held is renewed: a slot is renewed at most a third of a
-   * lease after it was taken, and then every third. Renewals stop after `MAX_HOLD_MS`.
+   * lease after it was taken, and then every third, for as long as its generation runs (a stream
+   * may outlast any fixed bound). A process that dies stops renewing: its slots lapse a lease later.
    */
   #hold(holding: Holding): void {
     this.#holding.add(holding);
     if (this.#renewal) return;
     this.#renewal = setInterval(() => {
-      const now = Date.now();
       for (const h of this.#holding) {
-        if (now - h.since > MAX_HOLD_MS) {
-          this.#unhold(h);
-          continue;
-        }
         this.gw.counters.admissions
           .renew(h.keys, h.leaseId, this.leaseMs)
           .catch((error: unknown) =>
@@ -175,7 +169,6 @@ export class StudioRateLimits implements RateLimits {
 interface Holding {
   keys: readonly string[];
   leaseId: string;
-  since: number;
 }
 
 // The keys of rate-limiter-flexible's counters (`<prefix>:<key>`), which these rows and keys were before.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobsProjection } from '../../../projections/jobs.ts';
 import { handleCommand } from '../../../shared/decider.ts';
-import { messageOf } from '../../../shared/errors.ts';
+import { ApiError, messageOf } from '../../../shared/errors.ts';
 import type { EventMetadata } from '../../../shared/event-store/types.ts';
 import { syncPath, writeFileDurably } from '../../../shared/fsync.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
@@ -16,6 +16,8 @@ import { type JobCommand, jobDecider, jobStreamId, videoSecondsOf } from './job.
 import { servedMediaType } from './media-types.ts';
 
 const POLL_EVERY_MS = 5_000;
+/** The video jobs a studio may have queued or running at once: more are refused (429), not queued. */
+export const MAX_JOBS_PER_STUDIO = 8;
 const GIVE_UP_AFTER_MS = 60 * 60 * 1000;
 const META: EventMetadata = { actor: 'gateway' };
 
@@ -26,6 +28,8 @@ const META: EventMetadata = { actor: 'gateway' };
 export class JobWorker {
   #controller = new AbortController();
   #running = new Map<string, Promise<void>>();
+  /** Studio → jobs being queued by requests under way in this process. */
+  #claimed = new Map<string, number>();
 
   constructor(
     private readonly gw: GatewayContext,
@@ -35,6 +39,34 @@ export class JobWorker {
     private readonly dataDir: string,
     private readonly pollEveryMs = POLL_EVERY_MS,
   ) {}
+
+  /**
+   * Claims a place for a new job of `studioId`, or throws 429 when the studio already has
+   * `MAX_JOBS_PER_STUDIO` queued or running (counting those being queued here). The returned
+   * function gives the claim back once the job is queued (or not).
+   */
+  claimPlace(studioId: string): () => void {
+    let unfinished = this.#claimed.get(studioId) ?? 0;
+    for (const job of this.gw.projections.state(jobsProjection).values()) {
+      if (job.studio_id === studioId && (job.status === 'queued' || job.status === 'running')) unfinished++;
+    }
+    if (unfinished >= MAX_JOBS_PER_STUDIO) {
+      throw new ApiError(
+        'rate_limited',
+        `studio ${studioId} has ${MAX_JOBS_PER_STUDIO} video jobs queued or running, the most it may; try again once one has finished`,
+        { headers: { 'Retry-After': String(Math.ceil(POLL_EVERY_MS / 1000)) } },
+      );
+    }
+    this.#claimed.set(studioId, (this.#claimed.get(studioId) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#claimed.get(studioId) ?? 1) - 1;
+      if (left > 0) this.#claimed.set(studioId, left);
+      else this.#claimed.delete(studioId);
+    };
+  }
 
   /** Resumes every job that has not finished. */
   resume(): void {
@@ -75,6 +107,13 @@ export class JobWorker {
     }
     const { provider, model } = entry;
     const ctx = { env: this.env, signal, tenant: job.studio_id };
+    // The job's reservation holds while it runs here, however long its upstream takes.
+    const stopHolding = job.reservation
+      ? this.usage.holdLease(
+          { reservationId: job.reservation.id, studioId: job.studio_id },
+          this.usage.leaseMsOf('video'),
+        )
+      : () => undefined;
     try {
       let progress: VideoProgress;
       if (job.status === 'queued' || job.upstream_id === null) {
@@ -112,6 +151,8 @@ export class JobWorker {
     } catch (error) {
       if (signal.aborted) return; // stopping: the job resumes at the next start
       await fail(messageOf(error));
+    } finally {
+      stopHolding();
     }
   }
 

@@ -2,15 +2,22 @@ import type { ActionContext } from '../../../shared/http/action.ts';
 import type { CatalogEntry } from '../catalog.ts';
 import { relayChunks, relayStream } from '../chat/relay.ts';
 import { writeWithBackpressure } from '../chat/stream-out.ts';
-import { type ChatChunk, type ChatCompletion, type ChatRequest, textOf } from '../chat/wire.ts';
+import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat/wire.ts';
 import type { Generation } from '../generation.ts';
 import type { CallContext } from '../providers/types.ts';
+import { tokensAtLeast } from '../usage/metering.ts';
 import { responseOfCompletion } from './from-chat.ts';
 import { ChatStreamEvents } from './from-chat-stream.ts';
 import { asGatewayResponse, NativeStreamEvents, nativeBody } from './native.ts';
 import type { ResponseHeader } from './response-object.ts';
 import { chatRequestOf } from './to-chat.ts';
-import { eventFrame, type Item, type ResponseObject, type ResponseStreamEvent } from './wire.ts';
+import {
+  eventFrame,
+  type Item,
+  itemsOutputText,
+  type ResponseObject,
+  type ResponseStreamEvent,
+} from './wire.ts';
 
 /** One request to answer, whichever way its model answers it. */
 export interface Turn {
@@ -83,17 +90,19 @@ export async function deliverAnswer(turn: Turn, generation: Generation, opened: 
         ? asGatewayResponse(opened.upstream, header)
         : responseOfCompletion(header, opened.completion);
     await generation.guard(() => turn.save(response, opened.native));
-    await generation.completed(response.usage?.input_tokens ?? 0, response.usage?.output_tokens ?? 0);
+    await generation.completed({
+      reported: { inputTokens: response.usage?.input_tokens, outputTokens: response.usage?.output_tokens },
+      deliveredOutputTokens: tokensAtLeast(itemsOutputText(response.output)),
+    });
     return response;
   }
   if ('events' in opened) {
     const events = new NativeStreamEvents(header);
     return relayStream(ctx, generation, opened.events, (event) => events.read(event), {
-      promptText: () => JSON.stringify(opened.body.input),
       frames: (event) => events.frames(event),
-      finish: async ({ usage }) => {
+      finish: async ({ metered }) => {
         await turn.save(events.response(), true);
-        await generation.completed(usage.input_tokens, usage.output_tokens);
+        await generation.completed(metered);
         await writeWithBackpressure(ctx.res, events.end());
       },
       errorFrame: (body) => events.error(body),
@@ -101,13 +110,15 @@ export async function deliverAnswer(turn: Turn, generation: Generation, opened: 
   }
   const events = new ChatStreamEvents(header);
   return relayChunks(ctx, generation, opened.chunks, {
-    promptText: () => opened.request.messages.map((m) => textOf(m.content)).join(' '),
     frames: (chunk) => events.chunk(chunk).map(eventFrame),
-    finish: async (stream) => {
-      const { events: closing, response } = events.finish(stream);
+    finish: async ({ metered, finishReason }) => {
+      // The response shows the tokens charged: the upstream's counts, or the gateway's where higher.
+      const charged = generation.charged(metered);
+      const usage = { input_tokens: charged.inputTokens, output_tokens: charged.outputTokens };
+      const { events: closing, response } = events.finish(finishReason, usage);
       for (const event of closing) await writeWithBackpressure(ctx.res, eventFrame(event));
       await turn.save(response, false);
-      await generation.completed(stream.usage.input_tokens, stream.usage.output_tokens);
+      await generation.completed(metered);
       await writeWithBackpressure(ctx.res, eventFrame(events.end(response)));
     },
     errorFrame: (body) => eventFrame(events.error(body)),

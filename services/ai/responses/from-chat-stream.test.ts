@@ -36,11 +36,7 @@ describe('chat chunks as Responses stream events', () => {
       chunk({ tool_calls: [{ index: 1, function: { arguments: ':2}' } }] }),
       chunk({}, 'tool_calls'),
     ].flatMap((c) => events.chunk(c));
-    const { events: closing, response } = events.finish({
-      usage,
-      text: 'Let me check.',
-      finishReason: 'tool_calls',
-    });
+    const { events: closing, response } = events.finish('tool_calls', usage);
     const all = [...streamed, ...closing, events.end(response)];
 
     expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
@@ -97,7 +93,7 @@ describe('chat chunks as Responses stream events', () => {
 
   it('an answer with nothing in it is still a (empty) message; a cut one is incomplete', () => {
     const events = new ChatStreamEvents(header);
-    const { events: closing, response } = events.finish({ usage, text: '', finishReason: 'length' });
+    const { events: closing, response } = events.finish('length', usage);
     expect(closing.map((e) => e.type)).toEqual([
       'response.created',
       'response.in_progress',

@@ -1,4 +1,3 @@
-import type { RelayedStream } from '../chat/relay.ts';
 import type { ChatChunk } from '../chat/wire.ts';
 import { functionCall, outputMessage, outputText } from './from-chat.ts';
 import { itemIdOf } from './ids.ts';
@@ -47,11 +46,14 @@ export class ChatStreamEvents {
   }
 
   /** Closes every item; gives their events and the response they make. */
-  finish(stream: RelayedStream): { events: ResponseStreamEvent[]; response: ResponseObject } {
+  finish(
+    finishReason: string | null,
+    usage: { input_tokens: number; output_tokens: number },
+  ): { events: ResponseStreamEvent[]; response: ResponseObject } {
     const events = this.#opening();
     // An answer with nothing in it still says so with an (empty) message.
     if (this.#items.length === 0) events.push(...this.#openMessage());
-    const outcome = outcomeOf(stream.finishReason);
+    const outcome = outcomeOf(finishReason);
     const status = outcome.status === 'completed' ? 'completed' : 'incomplete';
     const output: Item[] = [];
     for (const item of this.#items) {
@@ -85,8 +87,14 @@ export class ChatStreamEvents {
         output.push(done);
       }
     }
-    const usage = responseUsage(stream.usage.input_tokens, stream.usage.output_tokens);
-    return { events, response: responseObject(this.header, { ...outcome, output, usage }) };
+    return {
+      events,
+      response: responseObject(this.header, {
+        ...outcome,
+        output,
+        usage: responseUsage(usage.input_tokens, usage.output_tokens),
+      }),
+    };
   }
 
   /** The last event: the whole response, once it is recorded. */

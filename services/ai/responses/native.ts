@@ -35,6 +35,15 @@ export function asGatewayResponse(upstream: ResponseObject, header: ResponseHead
 }
 
 const FINAL_EVENTS: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete']);
+/** The events whose `delta` is output other than the answer's text. */
+const OTHER_OUTPUT_DELTAS: ReadonlySet<string> = new Set([
+  'response.function_call_arguments.delta',
+  'response.custom_tool_call_input.delta',
+  'response.refusal.delta',
+  'response.reasoning_text.delta',
+  'response.reasoning_summary_text.delta',
+  'response.audio.transcript.delta',
+]);
 
 /**
  * A native upstream's stream as the client gets it: every event as it came, the response objects
@@ -47,16 +56,20 @@ export class NativeStreamEvents {
 
   constructor(private readonly header: ResponseHeader) {}
 
+  /** What an event tells the relay: output text, other output (tool calls, reasoning, refusals), usage. */
   read(event: ResponseStreamEvent): ChunkReading {
-    const text =
-      event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta'
-        ? String(event.delta ?? '')
-        : '';
+    const delta = typeof event.delta === 'string' ? event.delta : '';
+    const item = event.item as Item | undefined;
     const usage = FINAL_EVENTS.has(event.type)
       ? (event.response as Partial<ResponseObject> | undefined)?.usage
       : undefined;
     return {
-      text,
+      text: event.type === 'response.output_text.delta' ? delta : '',
+      otherOutput: OTHER_OUTPUT_DELTAS.has(event.type)
+        ? delta
+        : event.type === 'response.output_item.added' && typeof item?.name === 'string'
+          ? item.name
+          : '',
       ...(usage ? { usage: { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens } } : {}),
     };
   }

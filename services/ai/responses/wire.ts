@@ -167,3 +167,29 @@ export interface ResponseStreamEvent {
 /** The server-sent event that carries a stream event: named by its type, as OpenAI sends them. */
 export const eventFrame = (event: { type: string }) =>
   `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+
+/**
+ * Every output field of a response's items, as one text: message text and refusals, function and
+ * custom tool calls' names and arguments, reasoning summaries and text. What a generation is
+ * charged for at least.
+ */
+export function itemsOutputText(items: readonly Item[]): string {
+  const texts: string[] = [];
+  const add = (value: unknown) => {
+    if (typeof value === 'string') texts.push(value);
+  };
+  const parts = (value: unknown) => (Array.isArray(value) ? (value as Record<string, unknown>[]) : []);
+  for (const item of items) {
+    if (item.type === 'message' || item.type === 'reasoning') {
+      for (const part of [...parts(item.content), ...parts(item.summary)]) {
+        add(part?.text);
+        add(part?.refusal);
+      }
+    } else if (item.type === 'function_call' || item.type === 'custom_tool_call') {
+      add(item.name);
+      add(item.arguments);
+      add(item.input);
+    }
+  }
+  return texts.join('');
+}

@@ -16,6 +16,11 @@ export interface GenerationData {
   latencyMs: number;
   /** What it cost at the price in force when it started, in micro-dollars (1e-6 USD). */
   costMicroUsd: number;
+  /**
+   * What its usage came to above the reservation it settles, not charged: the upstream produced
+   * more than the cap it was sent, and a hard budget is never charged past what it reserved.
+   */
+  unchargedMicroUsd?: number;
   /** The HTTP status the client got (or would have got, when it went away first). */
   status: number;
   /** When it started (ISO 8601 UTC): the budget windows it is charged to. Absent in early events. */
@@ -63,6 +68,13 @@ export interface ReservationData {
   expiresAt: string;
 }
 
+/** A reservation held on while its generation still runs: it now lasts until `expiresAt`. */
+export interface LeaseExtendedData {
+  reservationId: string;
+  studioId: string;
+  expiresAt: string;
+}
+
 export interface BudgetExceededData {
   studioId: string;
   tokenId: string | null;
@@ -81,6 +93,7 @@ export type UsageEvent =
   | GenerationEvent
   | { type: 'BudgetReserved'; data: ReservationData }
   | { type: 'BudgetReleased'; data: ReleaseData }
+  | { type: 'BudgetLeaseExtended'; data: LeaseExtendedData }
   | { type: 'BudgetExceeded'; data: BudgetExceededData };
 
 export const USAGE_EVENT_TYPES = [
@@ -92,5 +105,6 @@ export const LEDGER_EVENT_TYPES = [
   ...USAGE_EVENT_TYPES,
   'BudgetReserved',
   'BudgetReleased',
+  'BudgetLeaseExtended',
   'BudgetExceeded',
 ] as const satisfies readonly UsageEvent['type'][];

@@ -23,9 +23,27 @@ import {
 import { windowKey } from '../budgets/windows.ts';
 import { FREE, type Price } from '../prices/price.ts';
 import type { PriceSource } from '../prices/price-book.ts';
-import { type GenerationEvent, type ReleaseData, type UsageEvent, usageStreamId } from './events.ts';
+import type { Modality } from '../providers/types.ts';
+import {
+  type GenerationEvent,
+  type LeaseExtendedData,
+  type ReleaseData,
+  type UsageEvent,
+  usageStreamId,
+} from './events.ts';
 
 const RETRY_AFTER_MS = 1_000;
+/**
+ * How long a reservation holds unless extended: a generation extends it while it runs
+ * (`holdLease`), so only one whose process died lets it lapse, this long after.
+ */
+const RESERVATION_LEASE_MS = 10 * 60_000;
+/**
+ * A video job's reservation outlives its request: it holds while the job waits and runs (its
+ * worker extends it), and for two hours after a process that died, so a job resumed at the next
+ * start still finds it (jobs give up after an hour).
+ */
+const JOB_RESERVATION_LEASE_MS = 2 * 60 * 60_000;
 /** Appends that lost a race with another process are decided again on the new state, this often at most. */
 const MAX_CONFLICTS = 50;
 
@@ -56,7 +74,8 @@ export type ReserveOutcome =
 type Submission =
   | { kind: 'record'; event: GenerationEvent & { id: string } }
   | { kind: 'reserve'; request: ReserveRequest }
-  | { kind: 'release'; data: ReleaseData };
+  | { kind: 'release'; data: ReleaseData }
+  | { kind: 'extend'; data: LeaseExtendedData };
 
 type Outcome = ReserveOutcome | undefined;
 
@@ -69,6 +88,8 @@ export interface UsageRecorderOptions {
   answerBeforeDurable?: boolean;
   /** Told what happens, for metrics (services/ai/ai-metrics.ts). */
   observer?: UsageObserver;
+  /** Tests only: reservations' leases, in place of 10 minutes (a generation's) and 2 hours (a job's). */
+  leaseMs?: { generation: number; job: number };
 }
 
 /** What the recorder tells metrics: each generation's event, each budget refusal, each group's size. */
@@ -90,6 +111,9 @@ export class UsageRecorder {
   readonly #commits: GroupCommit<Submission, Outcome>;
   readonly #ledgers = new Map<string, { state: LedgerState; fresh: boolean }>();
   readonly #retrying = new Set<Promise<void>>();
+  /** Reservations whose generations still run in this process: their leases are extended together. */
+  readonly #held = new Set<HeldLease>();
+  #extending: { timer: NodeJS.Timeout; everyMs: number } | undefined;
   #closed = false;
 
   constructor(
@@ -105,6 +129,15 @@ export class UsageRecorder {
       undefined,
       observer && ((size) => observer.committed(size)),
     );
+  }
+
+  /** How long a reservation of a generation of `modality` holds unless extended. */
+  leaseMsOf(modality: Modality): number {
+    const leases = this.options.leaseMs ?? {
+      generation: RESERVATION_LEASE_MS,
+      job: JOB_RESERVATION_LEASE_MS,
+    };
+    return modality === 'video' ? leases.job : leases.generation;
   }
 
   /** The price a generation starting now is charged at. */
@@ -142,6 +175,49 @@ export class UsageRecorder {
   /** Gives back a reservation whose generation moved on to another model without spending it. */
   async release(data: ReleaseData): Promise<void> {
     await this.#commits.submit(data.studioId, { kind: 'release', data });
+  }
+
+  /**
+   * Keeps a reservation from expiring while its generation runs: every third of `leaseMs` its lease
+   * is extended to `leaseMs` from then (`BudgetLeaseExtended`), until the returned function is
+   * called. A process that dies stops extending, and its reservations lapse a lease later.
+   */
+  holdLease(reservation: { reservationId: string; studioId: string }, leaseMs: number): () => void {
+    const held: HeldLease = { ...reservation, leaseMs, extendedAt: Date.now() };
+    this.#held.add(held);
+    // One timer for every lease held, ticking often enough for the shortest.
+    const everyMs = Math.max(10, leaseMs / 6);
+    if (!this.#extending || everyMs < this.#extending.everyMs) {
+      this.#stopExtending();
+      this.#extending = { timer: setInterval(() => this.#extendDue(), everyMs).unref(), everyMs };
+    }
+    return () => {
+      this.#held.delete(held);
+      if (this.#held.size === 0) this.#stopExtending();
+    };
+  }
+
+  #stopExtending(): void {
+    if (this.#extending) clearInterval(this.#extending.timer);
+    this.#extending = undefined;
+  }
+
+  #extendDue(): void {
+    const now = Date.now();
+    for (const held of this.#held) {
+      if (now - held.extendedAt < held.leaseMs / 3) continue;
+      held.extendedAt = now;
+      const data = {
+        reservationId: held.reservationId,
+        studioId: held.studioId,
+        expiresAt: new Date(now + held.leaseMs).toISOString(),
+      };
+      this.#commits.submit(held.studioId, { kind: 'extend', data }).catch((error: unknown) => {
+        // The next round tries again, a third of a lease before it lapses.
+        held.extendedAt = 0;
+        this.logger?.warn({ err: error, studioId: held.studioId }, 'could not extend a reservation');
+      });
+    }
   }
 
   async #commit(studioId: string, items: Submission[]): Promise<Outcome[]> {
@@ -255,9 +331,18 @@ export class UsageRecorder {
       ]);
     }
     this.#closed = true;
+    this.#stopExtending();
     if (this.#retrying.size > 0)
       this.logger?.error({ events: this.#retrying.size }, 'usage events left unrecorded at shutdown');
   }
+}
+
+interface HeldLease {
+  reservationId: string;
+  studioId: string;
+  leaseMs: number;
+  /** When its lease was last extended (or taken). */
+  extendedAt: number;
 }
 
 const hardRulesFor = (rules: readonly BudgetRule[], tokenId: string | null) =>
@@ -287,6 +372,11 @@ function decideBatch(
     }
     if (item.kind === 'release') {
       append({ type: 'BudgetReleased', data: item.data });
+      return undefined;
+    }
+    if (item.kind === 'extend') {
+      // A reservation settled meanwhile (or dropped as long expired) has nothing to extend.
+      if (ledger.open.has(item.data.reservationId)) append({ type: 'BudgetLeaseExtended', data: item.data });
       return undefined;
     }
     const { request } = item;

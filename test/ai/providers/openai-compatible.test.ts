@@ -144,10 +144,12 @@ describe('openai-compatible: streaming', () => {
       { index: 0, delta: { content: ' last' }, logprobs: null, finish_reason: null },
       { index: 0, delta: {}, logprobs: null, finish_reason: 'stop' },
     ]);
+    // Usage is always asked for: what the stream reports is what it is charged.
     expect(mock.body()).toEqual({
       model: 'llama3.1',
       messages: [{ role: 'user', content: 'x' }],
       stream: true,
+      stream_options: { include_usage: true },
     });
   });
 

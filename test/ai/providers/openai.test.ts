@@ -157,7 +157,9 @@ describe('openai: chat', () => {
       role: 'assistant',
       parts: [{ type: 'text', text: 'Echo: hello there' }],
       model: 'openai/gpt-5-mini',
-      usage: { input_tokens: 2, output_tokens: 3 },
+      // The tokens charged: the mock says 2 read, fewer than "be short" and "hello there" come to
+      // (17 non-blank characters: 4).
+      usage: { input_tokens: 4, output_tokens: 3 },
       finish_reason: 'stop',
     });
   });

@@ -1,0 +1,324 @@
+/**
+ * The ways a tenant could once spend past its budgets or limits, each closed in the one admission
+ * and settlement path: total budgets count open reservations, video jobs and count_tokens pass the
+ * rate limits, a studio's video jobs are bounded, a price change reaches the next generation, and a
+ * stream outliving its reservation's lease keeps it.
+ */
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_JOBS_PER_STUDIO } from '../../services/ai/jobs/worker.ts';
+import { builtinAiProviders } from '../../services/ai/providers/index.ts';
+import { UpstreamClient } from '../../services/ai/upstream.ts';
+import { until } from '../../shared/event-store/testing.ts';
+import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { gate } from '../support/mock-ai-upstreams.ts';
+import { freshPostgresDatabase } from '../support/postgres.ts';
+import { type Recorded, recordingServer } from '../support/recording-server.ts';
+import { ok, recordedSpend, sharedMasterKey, studioWithToken } from './support.ts';
+
+/** Reservations lapse after this unless extended: short, so a stream can outlive several. */
+const LEASE_MS = 300;
+
+type Upstream = Awaited<ReturnType<typeof recordingServer>>;
+let upstream: Upstream;
+/** Holds chat answers until opened. */
+let held = gate();
+held.open();
+
+const calls = (path: string) => upstream.requests.filter((r) => r.path === path).length;
+
+function reply(req: Recorded, res: ServerResponse): unknown {
+  const json = (body: unknown) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  if (req.path === '/v1/videos') return json({ id: 'vid_1', status: 'in_progress', progress: 0 });
+  if (req.path.startsWith('/v1/videos/')) return json({ id: 'vid_1', status: 'in_progress', progress: 1 });
+  if (req.path === '/v1/messages/count_tokens') return json({ input_tokens: 5 });
+  const body = JSON.parse(req.body.toString());
+  const usage = { prompt_tokens: 0, completion_tokens: 8, total_tokens: 8 };
+  if (!body.stream) {
+    return json({
+      id: 'c',
+      object: 'chat.completion',
+      created: 1,
+      model: body.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: 'eight words of answer for the price test' },
+          finish_reason: 'stop',
+        },
+      ],
+      usage,
+    });
+  }
+  return (async () => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const chunk = (delta: unknown, extra = {}) =>
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+    res.write(chunk({ role: 'assistant', content: 'first ' }));
+    await held.wait;
+    res.write(chunk({ content: 'last' }));
+    res.write(
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [], usage })}\n\n`,
+    );
+    res.end('data: [DONE]\n\n');
+  })();
+}
+
+function holesGateway(options: { store: 'memory' | 'postgres'; databaseUrl?: string; masterKey?: string }) {
+  return startTestGateway({
+    ...options,
+    logLevel: 'silent',
+    processEnv: {
+      OPENAI_API_KEY: 'sk-holes-0123456789',
+      OPENAI_BASE_URL: `${upstream.url}/v1`,
+      ANTHROPIC_API_KEY: 'sk-ant-api03-holes-0123456789',
+      ANTHROPIC_BASE_URL: upstream.url,
+    },
+    ai: {
+      upstream: new UpstreamClient({ timeoutMs: 10_000, idleTimeoutMs: 10_000, retries: 0, retryBaseMs: 1 }),
+      providers: builtinAiProviders,
+      usage: { leaseMs: { generation: LEASE_MS, job: LEASE_MS } },
+      jobPollMs: 50,
+    },
+  });
+}
+
+let gw: TestGateway;
+const admin = (path: string, body: unknown) => gw.api('POST', path, { token: gw.adminKey, body });
+
+beforeAll(async () => {
+  upstream = await recordingServer(reply);
+  gw = await holesGateway({ store: 'memory' });
+});
+afterAll(async () => {
+  held.open();
+  await gw?.close();
+  await upstream?.close();
+});
+
+describe('video jobs are admitted as every generation', () => {
+  it('rate limits count them: the third job in a minute at rpm 2 is a 429 and never reaches the upstream', async () => {
+    const { token } = await studioWithToken(gw, 'video-rpm');
+    ok(await admin('/v1/studios/limits/set', { studio_id: 'video-rpm', rpm: 2 }));
+    const before = calls('/v1/videos');
+    const video = () =>
+      gw.api('POST', '/v1/ai/video', {
+        token,
+        body: { model: 'openai/sora-2', prompt: 'a cat', seconds: 4 },
+      });
+    expect((await video()).status).toBe(202);
+    expect((await video()).status).toBe(202);
+    expectApiError(await video(), 429, 'rate_limited');
+    await until(() => calls('/v1/videos') - before === 2, 'two jobs started');
+    await sleep(100);
+    expect(calls('/v1/videos') - before).toBe(2);
+  });
+
+  it(`a studio has at most ${MAX_JOBS_PER_STUDIO} jobs queued or running; the next is a 429`, async () => {
+    const { token } = await studioWithToken(gw, 'video-cap');
+    const video = () =>
+      gw.api('POST', '/v1/ai/video', {
+        token,
+        body: { model: 'openai/sora-2', prompt: 'a dog', seconds: 4 },
+      });
+    const answers = await Promise.all(Array.from({ length: MAX_JOBS_PER_STUDIO + 3 }, video));
+    expect(answers.filter((a) => a.status === 202)).toHaveLength(MAX_JOBS_PER_STUDIO);
+    for (const refused of answers.filter((a) => a.status !== 202)) {
+      expect(expectApiError(refused, 429, 'rate_limited').message).toContain(
+        `${MAX_JOBS_PER_STUDIO} video jobs queued or running`,
+      );
+    }
+  });
+
+  it("a job's reservation holds while it runs, however long past its lease", async () => {
+    const { token } = await studioWithToken(gw, 'video-lease');
+    ok(await admin('/v1/ai/prices/upsert', { model: 'openai/sora-2', per_video_second: 0.1 }));
+    ok(
+      await admin('/v1/studios/budgets/set', {
+        studio_id: 'video-lease',
+        amount_usd: 1,
+        window: 'total',
+        mode: 'hard',
+      }),
+    );
+    const queued = await gw.api('POST', '/v1/ai/video', {
+      token,
+      body: { model: 'openai/sora-2', prompt: 'a bird', seconds: 4 },
+    });
+    expect(queued.status).toBe(202);
+    await sleep(LEASE_MS * 3);
+    const [budget] = ok(
+      await gw.api('GET', '/v1/studios/budgets/list?studio_id=video-lease', { token: gw.adminKey }),
+    ).json.items;
+    expect(budget.reserved_usd).toBeCloseTo(0.4, 6);
+    // Six more seconds do not fit beside the four still reserved.
+    expectApiError(
+      await gw.api('POST', '/v1/ai/video', {
+        token,
+        body: { model: 'openai/sora-2', prompt: 'more', seconds: 7 },
+      }),
+      402,
+      'budget_exceeded',
+    );
+  });
+});
+
+describe('count_tokens is admitted as every generation', () => {
+  it('rate limits count it: the third at rpm 2 is a 429 and never reaches the upstream', async () => {
+    const { token } = await studioWithToken(gw, 'count-rpm');
+    ok(await admin('/v1/studios/limits/set', { studio_id: 'count-rpm', rpm: 2 }));
+    const before = calls('/v1/messages/count_tokens');
+    const count = () =>
+      gw.api('POST', '/v1/ai/anthropic/v1/messages/count_tokens', {
+        token,
+        body: { model: 'anthropic/claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi' }] },
+      });
+    expect((await count()).json).toEqual({ input_tokens: 5 });
+    expect((await count()).status).toBe(200);
+    expect((await count()).status).toBe(429);
+    expect(calls('/v1/messages/count_tokens') - before).toBe(2);
+  });
+});
+
+describe('total budgets', () => {
+  it('count open reservations: parallel answers against a total budget never spend past it', async () => {
+    const { token } = await studioWithToken(gw, 'total-par');
+    // 1 dollar a token of output: each answer's cap of 10 reserves $10 of a $35 budget.
+    ok(
+      await admin('/v1/ai/prices/upsert', {
+        model: 'openai/gpt-4o-mini',
+        input_per_mtok: 0,
+        output_per_mtok: 1_000_000,
+      }),
+    );
+    ok(
+      await admin('/v1/studios/budgets/set', {
+        studio_id: 'total-par',
+        amount_usd: 35,
+        window: 'total',
+        mode: 'hard',
+      }),
+    );
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        gw.api('POST', '/v1/ai/chat/completions', {
+          token,
+          body: { model: 'openai/gpt-4o-mini', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+        }),
+      ),
+    );
+    // Answers settle below what they reserved (8 tokens of 10), so a few more than three fit.
+    const served = answers.filter((a) => a.status === 200).length;
+    expect(served).toBeGreaterThanOrEqual(3);
+    expect(served).toBeLessThan(8);
+    for (const refused of answers.filter((a) => a.status !== 200))
+      expectApiError(refused, 402, 'budget_exceeded');
+    expect(await recordedSpend(gw, 'total-par')).toBeLessThanOrEqual(35_000_000);
+    ok(await admin('/v1/ai/prices/remove', { model: 'openai/gpt-4o-mini' }));
+  });
+});
+
+describe('a stream outliving its lease', () => {
+  it('keeps its reservation: the lease is extended while it streams, and settled once it ends', async () => {
+    const { token } = await studioWithToken(gw, 'long-stream');
+    ok(
+      await admin('/v1/ai/prices/upsert', {
+        model: 'openai/gpt-4o',
+        input_per_mtok: 0,
+        output_per_mtok: 100_000,
+      }),
+    );
+    ok(
+      await admin('/v1/studios/budgets/set', {
+        studio_id: 'long-stream',
+        amount_usd: 1,
+        window: 'day',
+        mode: 'hard',
+      }),
+    );
+    held = gate();
+    const streaming = gw.api('POST', '/v1/ai/chat/completions', {
+      token,
+      body: {
+        model: 'openai/gpt-4o',
+        max_tokens: 8,
+        stream: true,
+        messages: [{ role: 'user', content: 'go' }],
+      },
+    });
+    await sleep(LEASE_MS * 4);
+    const [during] = ok(
+      await gw.api('GET', '/v1/studios/budgets/list?studio_id=long-stream', { token: gw.adminKey }),
+    ).json.items;
+    expect(during.reserved_usd).toBeCloseTo(0.8, 6);
+    held.open();
+    expect((await streaming).status).toBe(200);
+    const events = await gw.running.ctx.events.readStream('usage-long-stream');
+    const types = events.map((e) => e.type);
+    expect(types[0]).toBe('BudgetReserved');
+    expect(types.filter((t) => t === 'BudgetLeaseExtended').length).toBeGreaterThanOrEqual(3);
+    expect(types.at(-1)).toBe('GenerationCompleted');
+    const [after] = ok(
+      await gw.api('GET', '/v1/studios/budgets/list?studio_id=long-stream', { token: gw.adminKey }),
+    ).json.items;
+    expect(after).toMatchObject({ reserved_usd: 0, spent_usd: 0.8 });
+    ok(await admin('/v1/ai/prices/remove', { model: 'openai/gpt-4o' }));
+  });
+});
+
+describe('a price change', () => {
+  /** 50 cents an output token: each answer (8 output tokens) costs $4 at first, then $8. */
+  async function priceChange(first: TestGateway, second: TestGateway, studioId: string) {
+    const { token } = await studioWithToken(first, studioId);
+    const set = (output_per_mtok: number) =>
+      first.api('POST', '/v1/ai/prices/upsert', {
+        token: first.adminKey,
+        body: { model: 'openai/gpt-4.1', input_per_mtok: 0, output_per_mtok },
+      });
+    const answer = (on: TestGateway) =>
+      on.api('POST', '/v1/ai/chat/completions', {
+        token,
+        body: { model: 'openai/gpt-4.1', messages: [{ role: 'user', content: 'price' }] },
+      });
+    ok(await set(500_000));
+    await until(async () => {
+      const prices = await second.api('GET', '/v1/ai/prices', { token: second.adminKey });
+      return (
+        prices.json.items.find((p: { model: string }) => p.model === 'openai/gpt-4.1')?.output_per_mtok ===
+        500_000
+      );
+    }, 'the second gateway sees the first price');
+    ok(await answer(second));
+    ok(await set(1_000_000));
+    await sleep(200);
+    ok(await answer(second));
+    await until(
+      async () => (await recordedSpend(first, studioId)) >= 12_000_000,
+      'both answers recorded',
+    ).catch(() => undefined);
+    expect(await recordedSpend(first, studioId)).toBe(4_000_000 + 8_000_000);
+  }
+
+  it('reaches the next generation on the same process', async () => {
+    await priceChange(gw, gw, 'price-one');
+  });
+
+  it('reaches the next generation on another gateway sharing PostgreSQL 200 ms later', async (t) => {
+    const db = await freshPostgresDatabase();
+    if (!db) return t.skip();
+    const masterKey = sharedMasterKey();
+    const a = await holesGateway({ store: 'postgres', databaseUrl: db.url, masterKey });
+    const b = await holesGateway({ store: 'postgres', databaseUrl: db.url, masterKey });
+    try {
+      await priceChange(a, b, 'price-two');
+    } finally {
+      await a.close();
+      await b.close();
+      await db.drop();
+    }
+  });
+});
