@@ -1,19 +1,25 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { StudioConfig } from '../shared/config.ts';
 import { lockDataDir } from '../shared/data-dir-lock.ts';
-import { type OpenedStore, openStore } from '../shared/event-store/open.ts';
+import { messageOf } from '../shared/errors.ts';
+import { type OpenedStore, openStore, sqliteLogFile } from '../shared/event-store/open.ts';
+import { redactUrl } from '../shared/event-store/redact.ts';
 
 /**
  * Opens the configured log for a command that works on it directly, runs `work`, and closes it.
- * The embedded store is locked first (the gateway must be stopped); the memory store has nothing to work on:
- * exit code 2, with `what` in the message.
+ * The embedded store is locked first (the gateway must be stopped). A command that reads a log
+ * never makes one: where there is none (no `log.sqlite` in the data dir, no Studio tables in the
+ * database), or on the memory store, it says so and exits with code 2, `what` in the message.
  */
 export async function withLog(
   config: StudioConfig,
   what: string,
   work: (store: OpenedStore) => Promise<void>,
 ): Promise<void> {
-  if (config.eventStore === 'memory') {
-    console.error(`studio: the memory store keeps nothing between processes; there is nothing to ${what}`);
+  const missing = await missingLog(config);
+  if (missing !== undefined) {
+    console.error(`studio: ${missing}; there is nothing to ${what}`);
     process.exitCode = 2;
     return;
   }
@@ -32,5 +38,36 @@ export async function withLog(
     }
   } finally {
     await lock?.release();
+  }
+}
+
+/** Why the configured store holds no log, or undefined when it holds one (KurrentDB: always). */
+async function missingLog(config: StudioConfig): Promise<string | undefined> {
+  switch (config.eventStore) {
+    case 'memory':
+      return 'the memory store keeps nothing between processes';
+    case 'sqlite': {
+      const file = sqliteLogFile(resolve(config.dataDir));
+      return existsSync(file)
+        ? undefined
+        : `no log at ${file} (set STUDIO_DATA_DIR to the data dir a gateway wrote)`;
+    }
+    case 'postgres': {
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: config.databaseUrl, connectionTimeoutMillis: 5_000 });
+      client.on('error', () => undefined);
+      const where = redactUrl(config.databaseUrl ?? '');
+      try {
+        await client.connect();
+        const found = await client.query<{ events: string | null }>("SELECT to_regclass('events') AS events");
+        return found.rows[0]?.events ? undefined : `no Studio log in the database at ${where}`;
+      } catch (error) {
+        return `cannot reach the database at ${where}: ${messageOf(error)}`;
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    }
+    default:
+      return undefined;
   }
 }

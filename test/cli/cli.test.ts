@@ -181,6 +181,24 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
     }
   });
 
+  it('verify and rebuild where there is no log refuse with exit code 2, and make no data dir', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'studio-no-log-'));
+    try {
+      for (const args of [
+        ['audit', 'verify'],
+        ['projections', 'rebuild'],
+      ]) {
+        const run = studio(args, {}, empty);
+        expect(await run.exited).toBe(2);
+        expect(run.output()).toContain(`no log at ${join(empty, '.studio', 'log.sqlite')}`);
+        expect(run.output()).toContain(`there is nothing to ${args[1] === 'verify' ? 'verify' : 'rebuild'}`);
+      }
+      await expect(stat(join(empty, '.studio'))).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
   it('bad configuration is refused with the variable named', async () => {
     const run = studio(['start'], { STUDIO_DATA_DIR: dataDir, ADMIN_SECRET_KEY: 'short' });
     expect(await run.exited).toBe(2);
@@ -198,6 +216,27 @@ describe.skipIf(database === undefined)(
     afterAll(async () => {
       await gw?.close();
       await database?.drop();
+    });
+
+    it('refuses an empty database with exit code 2, and leaves it empty', async () => {
+      const empty = await freshPostgresDatabase();
+      try {
+        const verify = studio(['audit', 'verify'], {
+          STUDIO_EVENT_STORE: 'postgres',
+          DATABASE_URL: empty!.url,
+        });
+        expect(await verify.exited).toBe(2);
+        expect(verify.output()).toContain('no Studio log in the database at');
+        const sql = new pg.Client({ connectionString: empty!.url });
+        await sql.connect();
+        try {
+          expect((await sql.query("SELECT to_regclass('events') AS t")).rows[0].t).toBeNull();
+        } finally {
+          await sql.end();
+        }
+      } finally {
+        await empty?.drop();
+      }
     });
 
     it('names an edited row and exits 1, while a gateway keeps serving the same database', async () => {

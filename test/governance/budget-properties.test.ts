@@ -1,8 +1,8 @@
 /**
  * Budgets hold against upstreams and clients that misbehave, whatever the schedule. fast-check
  * generates a studio's budgets (studio or token, every window, hard or soft) and a burst of
- * requests in every wire format (chat completions, Anthropic Messages, Responses, text, stream,
- * embeddings, a fallback route, cache hits), each with its own misbehaving upstream answer (usage
+ * requests in every wire format and modality (chat completions, Anthropic Messages (native, and translated to chat), Responses,
+ * text, stream, embeddings, image, speech and transcription, a fallback route, cache hits), each with its own misbehaving upstream answer (usage
  * left out, under-reported or zero; tool calls and reasoning streamed; the cap ignored; the stream
  * broken off or stalled past the idle timeout) and its own client (reading all, or going away after
  * a few chunks). For every schedule:
@@ -36,18 +36,28 @@ import { ok, sharedMasterKey } from './support.ts';
 const RUNS = Number(process.env.BUDGET_PROPERTY_RUNS ?? 20);
 /** micro-dollars per token: what each model costs here. */
 const PRICE = { input_per_mtok: 10, output_per_mtok: 20 };
-const PRICED = ['compat/m', 'compat/bad', 'anthropic/claude-sonnet-4-5', 'compat/e'];
+const PRICED = ['compat/m', 'compat/bad', 'anthropic/claude-sonnet-4-5', 'compat/e', 'dev/asr'];
+/** The offline media models, priced per image and per second of audio. */
+const MEDIA_PRICES = {
+  'dev/image': { per_image: 0.0005 },
+  'dev/tts': { per_audio_second: 0.0001 },
+  'dev/asr': { per_audio_second: 0.0001 },
+};
 
 const KINDS = [
   'chat',
   'chat-stream',
   'messages',
   'messages-stream',
+  'messages-translated',
   'text',
   'stream',
   'responses',
   'responses-stream',
   'embeddings',
+  'image',
+  'tts',
+  'asr',
   'route',
   'route-stream',
   'repeat',
@@ -143,6 +153,8 @@ function adversarialGateway(options: {
 async function priced(gw: TestGateway): Promise<void> {
   const admin = (path: string, body: unknown) => gw.api('POST', path, { token: gw.adminKey, body });
   for (const model of PRICED) ok(await admin('/v1/ai/prices/upsert', { model, ...PRICE }));
+  for (const [model, price] of Object.entries(MEDIA_PRICES))
+    ok(await admin('/v1/ai/prices/upsert', { model, ...price }));
   ok(
     await admin('/v1/ai/routes/upsert', {
       id: 'fallback',
@@ -213,13 +225,15 @@ function requestOf(kind: Exclude<Kind, 'repeat'>, prompt: string, maxTokens: num
       };
     case 'messages':
     case 'messages-stream':
+    case 'messages-translated':
       return {
         path: '/v1/ai/anthropic/v1/messages',
         body: {
-          model: 'anthropic/claude-sonnet-4-5',
+          // Translated to chat on compat/m, native on anthropic/*.
+          model: kind === 'messages-translated' ? 'compat/m' : 'anthropic/claude-sonnet-4-5',
           max_tokens: maxTokens ?? 100,
           messages,
-          ...(kind === 'messages-stream' ? { stream: true } : {}),
+          ...(kind !== 'messages' ? { stream: true } : {}),
         },
       };
     case 'text':
@@ -239,6 +253,19 @@ function requestOf(kind: Exclude<Kind, 'repeat'>, prompt: string, maxTokens: num
       };
     case 'embeddings':
       return { path: '/v1/ai/embeddings', body: { model: 'compat/e', input: [prompt, 'and another text'] } };
+    case 'image':
+      return { path: '/v1/ai/image', body: { model: 'dev/image', prompt, n: 1 + ((maxTokens ?? 0) % 2) } };
+    case 'tts':
+      return { path: '/v1/ai/tts', body: { model: 'dev/tts', input: prompt.slice(0, 400) } };
+    case 'asr':
+      return {
+        path: '/v1/ai/asr',
+        body: {
+          model: 'dev/asr',
+          audio: Buffer.alloc(1_000 * (1 + ((maxTokens ?? 0) % 5))).toString('base64'),
+          mime_type: 'audio/wav',
+        },
+      };
   }
 }
 
@@ -318,6 +345,7 @@ function deliveredText(kind: Exclude<Kind, 'repeat'>, body: string): string {
     case 'messages':
       return contentOutputText(whole()?.content ?? []);
     case 'messages-stream':
+    case 'messages-translated':
       return frames
         .map(
           (f) =>
@@ -334,7 +362,11 @@ function deliveredText(kind: Exclude<Kind, 'repeat'>, body: string): string {
       return frames
         .map((f) => (f.type?.endsWith('.delta') && typeof f.delta === 'string' ? f.delta : ''))
         .join('');
+    case 'asr':
+      return typeof whole()?.text === 'string' ? whole()!.text : '';
     case 'embeddings':
+    case 'image':
+    case 'tts':
       return '';
   }
 }

@@ -3,11 +3,12 @@ import { join } from 'node:path';
 
 const STUDIO = join(import.meta.dirname, '../../bin/studio.mjs');
 
-/** Runs `studio …` with a clean environment of our own and collects its output. */
-export function studio(args: string[], env: Record<string, string>) {
+/** Runs `studio …` (in `cwd`, default this process's) with a clean environment of our own and collects its output. */
+export function studio(args: string[], env: Record<string, string>, cwd?: string) {
   const child = spawn(process.execPath, [STUDIO, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd === undefined ? {} : { cwd }),
   });
   let output = '';
   let stdout = '';

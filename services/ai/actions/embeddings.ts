@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import { callContext } from '../call-context.ts';
+import { writeWithBackpressure } from '../chat/stream-out.ts';
 import type { AiDeps } from '../deps.ts';
 import { encodeVector } from '../embeddings/vectors.ts';
 import { Generation } from '../generation.ts';
@@ -13,6 +15,11 @@ const MAX_INPUTS = 2048;
 const MAX_TOKENS = 300_000;
 /** 300,000 token ids as JSON digits and commas take about 2 MB; 4 MiB leaves room. */
 const EMBEDDINGS_BODY_LIMIT = 4 * 1024 * 1024;
+/**
+ * The most numbers one answer carries (inputs × dimensions): about 20 MB as JSON numbers, 4 MB as
+ * base64. A small request may ask for a large answer; past this it is refused before any upstream call.
+ */
+export const MAX_EMBEDDING_NUMBERS = 1_048_576;
 
 const text = z.string().min(1, 'an input must not be empty');
 const tokenIds = z
@@ -51,12 +58,15 @@ export function embeddingsAction(deps: AiDeps) {
     handler: async (input, ctx) => {
       const { provider, model } = catalog.resolve(input.model, 'embed');
       const inputs = listOf(input.input);
+      const known = model.meta.dimensions;
+      const dimensions = input.dimensions ?? (typeof known === 'number' ? known : undefined);
+      if (dimensions !== undefined) assertBounded(inputs.length * dimensions, inputs.length, dimensions);
       const generation = await Generation.start(deps, ctx, model, 'embed', {
         inputTokensAtMost: tokensIn(inputs, tokensAtMost),
         inputTokensAtLeast: tokensIn(inputs, tokensAtLeast),
       });
-      const result = await generation.guard(() =>
-        provider.embed!(
+      const result = await generation.guard(async () => {
+        const answer = await provider.embed!(
           model,
           {
             input: inputs,
@@ -65,24 +75,38 @@ export function embeddingsAction(deps: AiDeps) {
             ...(input.user === undefined ? {} : { user: input.user }),
           },
           callContext(env, ctx),
-        ),
-      );
+        );
+        // A model whose dimensions were not known before its answer is bounded by the answer.
+        const numbers = answer.vectors.reduce((sum, v) => sum + v.length, 0);
+        assertBounded(numbers, inputs.length, Math.round(numbers / Math.max(1, inputs.length)));
+        return answer;
+      });
       const { inputTokens } = await generation.completed({
         reported: { inputTokens: result.inputTokens },
         deliveredOutputTokens: 0,
       });
-      return {
-        object: 'list',
-        data: result.vectors.map((vector, index) => ({
-          object: 'embedding',
-          index,
-          embedding: encodeVector(vector, input.encoding_format),
-        })),
-        model: model.id,
-        usage: { prompt_tokens: inputTokens, total_tokens: inputTokens },
-      };
+      // Written a vector at a time: the answer is never one string of its whole size.
+      ctx.res.setHeader('content-type', 'application/json; charset=utf-8');
+      await writeWithBackpressure(ctx.res, '{"object":"list","data":[');
+      for (const [index, vector] of result.vectors.entries()) {
+        const item = { object: 'embedding', index, embedding: encodeVector(vector, input.encoding_format) };
+        await writeWithBackpressure(ctx.res, `${index === 0 ? '' : ','}${JSON.stringify(item)}`);
+      }
+      const usage = { prompt_tokens: inputTokens, total_tokens: inputTokens };
+      ctx.res.end(`],"model":${JSON.stringify(model.id)},"usage":${JSON.stringify(usage)}}`);
+      return undefined;
     },
   });
+}
+
+/** 400 when an answer of `numbers` numbers (`inputs` × `dimensions`) is more than one answer carries. */
+function assertBounded(numbers: number, inputs: number, dimensions: number): void {
+  if (numbers <= MAX_EMBEDDING_NUMBERS) return;
+  throw new ApiError(
+    'validation_failed',
+    `${inputs} inputs × ${dimensions} dimensions is ${numbers} numbers; one answer carries at most ${MAX_EMBEDDING_NUMBERS}: send fewer inputs or ask for fewer dimensions`,
+    { param: 'input' },
+  );
 }
 
 /** Every form of `input` as a list of inputs: one text or one list of token ids is a list of one. */

@@ -21,6 +21,8 @@ import { inputTokensAtLeast } from '../usage/metering.ts';
 
 /** The largest input a stored response keeps (its output is bounded by the model's output limit). */
 export const MAX_STORED_INPUT_BYTES = 8 * 1024 * 1024;
+/** The largest request body; a conversation continued by `previous_response_id` counts against it too. */
+const RESPONSES_BODY_LIMIT = 32 * 1024 * 1024;
 
 /**
  * POST /v1/ai/responses: OpenAI's Responses API, streaming included, for every chat model. Answered
@@ -36,13 +38,16 @@ export function createResponseAction(deps: AiDeps, store: ResponseStore) {
     summary: "OpenAI's Responses API",
     produces: ['application/json', 'text/event-stream'],
     // Clients that keep the conversation send it whole in every request, as for chat completions.
-    bodyLimitBytes: 32 * 1024 * 1024,
+    bodyLimitBytes: RESPONSES_BODY_LIMIT,
     input: ResponsesRequestSchema,
     handler: async (input, ctx) => {
       const { studio_id: _studio, ...request } = input;
       const own = await store.resolveReferences(inputItems(request.input), ctx.identity);
       const earlier = request.previous_response_id
-        ? await store.conversation(request.previous_response_id, ctx.identity)
+        ? await store.conversation(request.previous_response_id, ctx.identity, {
+            bodyBytes: RESPONSES_BODY_LIMIT,
+            leftBytes: RESPONSES_BODY_LIMIT - Buffer.byteLength(JSON.stringify(own)),
+          })
         : [];
       const keep = request.store !== false;
       if (keep) assertStorable(own);

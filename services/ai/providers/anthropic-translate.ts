@@ -268,8 +268,8 @@ export function streamTranslator(model: string, includeUsage: boolean) {
   return (type: string, event: StreamEvent): ChatChunk[] => {
     switch (type) {
       case 'message_start':
+        // Its output count (1) is said before anything is generated: only `message_delta`'s counts.
         inputTokens = promptTokens(event.message?.usage);
-        outputTokens = event.message?.usage?.output_tokens ?? 0;
         return [chunk({ role: 'assistant', content: '' })];
       case 'content_block_start': {
         const block = event.content_block;

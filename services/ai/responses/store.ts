@@ -19,6 +19,8 @@ const RECENT_BYTES = 64 * 1024 * 1024;
  */
 export class ResponseStore {
   readonly #recent = new LRUCache<string, StoredResponse>({ maxSize: RECENT_BYTES });
+  /** Each stored response's items' size in bytes (of their JSON), measured once. */
+  readonly #sizes = new LRUCache<string, number>({ max: 100_000 });
 
   constructor(private readonly events: EventStore) {}
 
@@ -46,10 +48,18 @@ export class ResponseStore {
 
   /**
    * The conversation up to and including response `id`: the input and output items of each
-   * response of the chain, oldest first. Instructions are not carried over (as OpenAI does).
+   * response of the chain, oldest first. Instructions are not carried over (as OpenAI does). A
+   * conversation counts against the request's body limit (`limit.bodyBytes`) as if it were sent
+   * whole: once the responses read back pass what the request's own input left of it
+   * (`limit.leftBytes`, of their items' JSON), it is refused (413).
    */
-  async conversation(id: string, identity: Identity): Promise<Item[]> {
+  async conversation(
+    id: string,
+    identity: Identity,
+    limit: { bodyBytes: number; leftBytes: number },
+  ): Promise<Item[]> {
     const chain: StoredResponse[] = [];
+    let bytes = 0;
     for (let next: string | null = id; next !== null; ) {
       if (chain.length === MAX_CONVERSATION_DEPTH) {
         throw new ApiError(
@@ -59,6 +69,14 @@ export class ResponseStore {
         );
       }
       const stored: StoredResponse = await this.get(next, identity, 'previous_response_id');
+      bytes += this.#sizeOf(stored);
+      if (bytes > limit.leftBytes) {
+        throw new ApiError(
+          'payload_too_large',
+          `previous_response_id: the conversation and this input come to more than the ${limit.bodyBytes / (1024 * 1024)} MiB a request may carry; start a new conversation, or send fewer of its items as input`,
+          { param: 'previous_response_id' },
+        );
+      }
       chain.push(stored);
       next = stored.response.previous_response_id;
     }
@@ -103,8 +121,18 @@ export class ResponseStore {
     return stored;
   }
 
+  #sizeOf(stored: StoredResponse): number {
+    const { id } = stored.response;
+    let size = this.#sizes.get(id);
+    if (size === undefined) {
+      size = Buffer.byteLength(JSON.stringify([stored.input, stored.response.output]));
+      this.#sizes.set(id, size);
+    }
+    return size;
+  }
+
   #remember(stored: StoredResponse): void {
-    const size = JSON.stringify(stored).length;
+    const size = this.#sizeOf(stored);
     if (size <= RECENT_BYTES / 16) this.#recent.set(stored.response.id, stored, { size });
   }
 }

@@ -188,6 +188,36 @@ describe('dev/embed through the Vercel AI SDK (openai-compatible)', () => {
   });
 });
 
+describe('the size of an answer', () => {
+  it('more numbers than one answer carries is a 400 before anything is embedded; the gateway stays quick', async () => {
+    const before = (await gw.running.ctx.events.readStream('usage-e1')).length;
+    const texts = Array.from({ length: 2048 }, (_, i) => `t${i}`);
+    const started = performance.now();
+    const [refused, health] = await Promise.all([
+      post({ model: 'dev/embed', input: texts, dimensions: 3072 }),
+      gw.api('GET', '/health'),
+    ]);
+    const error = expectApiError(refused, 400, 'validation_failed');
+    expect(error.message).toContain(
+      '2048 inputs × 3072 dimensions is 6291456 numbers; one answer carries at most 1048576',
+    );
+    expect(health.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    // Nothing was generated: no usage recorded.
+    expect((await gw.running.ctx.events.readStream('usage-e1')).length).toBe(before);
+  });
+
+  it('the largest answer allowed arrives whole, a vector at a time, through the official client', async () => {
+    // 341 × 3,072 = 1,047,552 numbers: just within.
+    const texts = Array.from({ length: 341 }, (_, i) => `text ${i}`);
+    const answer = await client().embeddings.create({ model: 'dev/embed', input: texts, dimensions: 3072 });
+    expect(answer.data).toHaveLength(341);
+    expect(answer.data.map((d) => d.index)).toEqual(texts.map((_, i) => i));
+    expect(answer.data[340]!.embedding).toHaveLength(3072);
+    expect(answer.usage.prompt_tokens).toBeGreaterThanOrEqual(341);
+  });
+});
+
 describe('governance: as on chat completions', () => {
   it('usage is recorded as an embed generation, priced per input token', async () => {
     const { studio, token: own } = await studioToken();

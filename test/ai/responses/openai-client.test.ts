@@ -162,6 +162,37 @@ describe('function calls', () => {
 });
 
 describe('previous_response_id and retrieve', () => {
+  it('a conversation continued past the body limit is refused (413), the gateway staying quick', async () => {
+    // Responses of 5 MiB of input each: six continue one another; the seventh would make 35 MiB,
+    // past the 32 MiB a request may carry.
+    const big = 'word '.repeat((5 * 1024 * 1024) / 5);
+    const respond = (previous?: string) =>
+      gw.api('POST', '/v1/ai/responses', {
+        token,
+        body: {
+          model: 'dev/echo',
+          input: big,
+          max_output_tokens: 16,
+          ...(previous ? { previous_response_id: previous } : {}),
+        },
+      });
+    let previous: string | undefined;
+    for (let i = 0; i < 6; i++) {
+      const res = await respond(previous);
+      expect(res.status, res.text).toBe(200);
+      previous = res.json.id;
+    }
+    const started = performance.now();
+    const [refused, health] = await Promise.all([respond(previous), gw.api('GET', '/health')]);
+    const error = expectApiError(refused, 413, 'payload_too_large');
+    expect(error.param).toBe('previous_response_id');
+    expect(error.message).toContain(
+      'the conversation and this input come to more than the 32 MiB a request may carry',
+    );
+    expect(health.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  }, 120_000);
+
   it('continues a conversation read back from the log, response after response', async () => {
     const one = await client().responses.create({ model: 'dev/echo', input: 'alpha', instructions: 'x y z' });
     const two = await client().responses.create({
