@@ -1,5 +1,6 @@
 import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
+import { clientGone } from '../../shared/http/rights.ts';
 import { secondsSinceArrival } from '../../shared/observability/http.ts';
 import { type OpenSpan, tracing } from '../../shared/observability/tracing.ts';
 import { tenantOf } from './call-context.ts';
@@ -286,7 +287,7 @@ export class Generation {
     const { inputTokens, outputTokens } = this.charged(metered);
     this.permit.release(this.cached ? 0 : inputTokens + outputTokens);
     const api = error instanceof ApiError ? error : undefined;
-    const cancelled = this.ctx.signal.aborted;
+    const cancelled = clientGone(this.ctx.signal);
     // 499: the client closed the request before the answer was complete (nginx's convention).
     const status = cancelled ? 499 : (api?.status ?? 500);
     const errorCode = cancelled ? 'client_closed_request' : (api?.code ?? 'internal_error');

@@ -10,6 +10,7 @@ import { clientKeyOf } from '../../shared/http/client-key.ts';
 import { onHeartbeat } from '../../shared/http/heartbeat.ts';
 import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import { headerOf } from '../../shared/http/request.ts';
+import { rightsLost } from '../../shared/http/rights.ts';
 import { openSse } from '../../shared/http/sse.ts';
 import { usageStreamId } from '../ai/usage/events.ts';
 import { auditView, streamFilter, typeFilter } from './view.ts';
@@ -84,7 +85,11 @@ export function followAction(gw: GatewayContext, options: FollowOptions) {
         .catch((error: unknown) => gw.logger.warn({ err: error }, 'audit follow ended on an error'))
         .finally(() => {
           release();
-          if (!ctx.res.writableEnded) ctx.res.end();
+          if (ctx.res.writableEnded) return;
+          // Its caller lost its rights (a token revoked, a studio paused): the last event says so.
+          const lost = rightsLost(ctx.signal);
+          if (lost) ctx.res.write(`event: error\ndata: ${JSON.stringify(lost.toBody(ctx.requestId))}\n\n`);
+          ctx.res.end();
         });
       return undefined;
     },

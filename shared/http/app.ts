@@ -19,7 +19,8 @@ import type { OpenApiDocument } from './openapi.ts';
 import { type Readiness, readyRoute } from './probes.ts';
 import type { ActionRegistry } from './registry.ts';
 import { pathOf, type StudioRequest, type StudioResponse } from './request.ts';
-import { mountRoutes, serve } from './serve.ts';
+import { RightsWatch } from './rights.ts';
+import { mountRoutes, type ServePolicy, serve } from './serve.ts';
 import { isUnderV1, routeKeyOf, v1ActionOf } from './v1-path.ts';
 
 export { BODY_LIMIT_BYTES } from './serve.ts';
@@ -83,6 +84,9 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
   const { registry, authenticator, logger } = options;
   const observed = options.metrics;
   const largeBodies = new LargeBodyBudget(options.largeBodiesBudgetBytes);
+  const rights = new RightsWatch((req) => {
+    identify(authenticator, req, options.sessionCredential);
+  });
   const routes = appRoutes(options);
 
   // Read from the path, not matched by a router: the same answers as express's router would give
@@ -105,7 +109,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
     const action = v1ActionOf(path);
     if (action === undefined) throw new ApiError('not_found', `no route ${req.method} ${path}`);
     notePattern(res, V1_ACTION_PATTERN);
-    return dispatch(registry, largeBodies, action.service, action.action, req, res);
+    return dispatch(registry, { largeBodies, rights }, action.service, action.action, req, res);
   };
 
   const rest = expressApp();
@@ -192,7 +196,7 @@ function probeRoutes({ health, ready }: HttpAppOptions) {
 /** A `/v1/{service}/{action}` request: the registry names the action, `serve` does the rest. */
 async function dispatch(
   registry: ActionRegistry,
-  largeBodies: LargeBodyBudget,
+  policy: ServePolicy,
   service: string,
   actionName: string,
   req: StudioRequest,
@@ -216,5 +220,5 @@ async function dispatch(
       },
     );
   }
-  await serve(found.action, req, res, { largeBodies }, found.params);
+  await serve(found.action, req, res, policy, found.params);
 }

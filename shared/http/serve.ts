@@ -10,6 +10,7 @@ import { validationError } from './errors.ts';
 import { REQUEST_ID } from './front-door.ts';
 import { actorOf, type Identity, type IdentityKind } from './identity.ts';
 import { headerOf, queryOf, type StudioRequest, type StudioResponse, sendJson } from './request.ts';
+import type { RightsWatch } from './rights.ts';
 
 /** An endpoint's body limit unless it says otherwise; larger bodies count against `LargeBodyBudget`. */
 export const BODY_LIMIT_BYTES = SMALL_BODY_BYTES;
@@ -22,6 +23,8 @@ export interface ServePolicy {
   shape?: (body: unknown) => unknown;
   /** Bodies over 1 MiB share this budget of bytes; without one they are not counted. */
   largeBodies?: LargeBodyBudget;
+  /** Ends answers whose caller loses its rights while they are under way (user tokens' answers). */
+  rights?: RightsWatch;
 }
 
 /**
@@ -70,6 +73,7 @@ async function serveHeld(
   res.on('close', () => {
     if (!res.writableFinished) controller.abort();
   });
+  if (req.identity.kind === 'user') policy.rights?.hold(req, res, controller);
   const ctx: ActionContext = {
     identity: req.identity,
     params,

@@ -1,5 +1,6 @@
 import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
+import { rightsLost } from '../../../shared/http/rights.ts';
 import { openSse } from '../../../shared/http/sse.ts';
 import type { Generation, Metered } from '../generation.ts';
 import { nonBlankLength, tokensOfCharacters } from '../usage/metering.ts';
@@ -118,9 +119,10 @@ export async function relayStream<Chunk>(
     }
     out.flush();
     await relay.finish({ metered: metered(), text, finishReason });
-  } catch (error) {
+  } catch (thrown) {
     out.flush();
-    // What was streamed before the break was generated upstream: it is charged.
+    // A caller whose rights were taken mid-stream hears why; what was streamed before is charged.
+    const error = rightsLost(ctx.signal) ?? thrown;
     await generation.failed(error, metered()).catch(() => undefined);
     const api =
       error instanceof ApiError ? error : new ApiError('upstream_error', 'the upstream stream broke off');

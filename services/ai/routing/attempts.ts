@@ -1,6 +1,7 @@
 import type { RouteRecord } from '../../../projections/routes.ts';
 import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
+import { rightsLost } from '../../../shared/http/rights.ts';
 import type { CacheableRequest } from '../cache/normalize.ts';
 import { CacheTicket } from '../cache/ticket.ts';
 import { callContext } from '../call-context.ts';
@@ -116,9 +117,10 @@ async function routed<T>(
       deadline.clear();
       ended();
       const error =
-        deadline.passed() && !ctx.signal.aborted
+        rightsLost(ctx.signal) ??
+        (deadline.passed() && !ctx.signal.aborted
           ? new ApiError('upstream_timeout', `${target.model} did not answer within ${route.timeoutMs} ms`)
-          : thrown;
+          : thrown);
       const failure: Failure = ctx.signal.aborted
         ? { reason: 'client_closed_request', targetFault: false }
         : failureOf(error);
