@@ -20,6 +20,8 @@ export interface FollowOptions {
   heartbeatMs: number;
   /** Follows one client address may hold open at once. */
   openStreams: OpenStreamLimit;
+  /** Follows one user token may hold open at once, wherever from (`MAX_FOLLOWS_PER_TOKEN`). */
+  followsPerToken?: OpenStreamLimit;
   /** Aborted when the gateway closes: every follow ends so the server can. */
   closing: AbortSignal;
 }
@@ -44,6 +46,11 @@ function followedStream(identity: ActionContext['identity'], stream: string | un
     });
   return own;
 }
+
+/** The follows one user token may hold open at once: a tenant's reading is bounded, whatever its addresses. */
+export const MAX_FOLLOWS_PER_TOKEN = 8;
+/** Events a user's follow reads at once from its studio's stream. */
+const USER_BATCH = 100;
 
 const frameOf = (event: StoredEvent) =>
   `id: ${event.position}\nevent: ${event.type}\ndata: ${JSON.stringify(auditView(event))}\n\n`;
@@ -75,7 +82,21 @@ export function followAction(gw: GatewayContext, options: FollowOptions) {
         });
       // Without a resume point, what is appended from now on.
       const after = resumed?.data ?? input.after ?? (await gw.events.headPosition());
-      const release = options.openStreams.acquire(clientKeyOf(ctx.req.socket.remoteAddress));
+      const byToken =
+        ctx.identity.kind === 'user'
+          ? options.followsPerToken?.acquire(`token:${ctx.identity.tokenId}`)
+          : undefined;
+      let byClient: () => void;
+      try {
+        byClient = options.openStreams.acquire(clientKeyOf(ctx.req.socket.remoteAddress));
+      } catch (error) {
+        byToken?.();
+        throw error;
+      }
+      const release = () => {
+        byClient();
+        byToken?.();
+      };
       const signal = AbortSignal.any([ctx.signal, options.closing]);
       openSse(ctx.res);
       const types = input.type === undefined ? undefined : new Set(input.type.split(','));
@@ -115,17 +136,28 @@ async function pump(
   const { signal } = follow;
   const stopHeartbeat = onHeartbeat(follow.heartbeatMs, () => res.write(': heartbeat\n\n'));
   try {
-    const items = resubscribing(gw.events, {
-      after: follow.after,
-      signal,
-      onFailure: logReadFailures(gw.logger, 'audit follow cannot read the log; retrying', {
-        stream: follow.stream,
-      }),
+    const onFailure = logReadFailures(gw.logger, 'audit follow cannot read the log; retrying', {
+      stream: follow.stream,
     });
+    // One stream (a user's follow always names its studio's): only that stream is read, from the
+    // first of its events after the log position asked; else the whole log.
+    const items = follow.stream
+      ? resubscribing(gw.events, {
+          streamId: follow.stream,
+          after: await revisionBefore(gw, follow.stream, follow.after),
+          batchSize: USER_BATCH,
+          signal,
+          onFailure,
+        })
+      : resubscribing(gw.events, { after: follow.after, signal, onFailure });
+    // Where the follower stands in the log: `caught_up` says a log position, whichever was read.
+    let position = follow.after;
     for await (const item of items) {
       if (signal.aborted) return;
+      if (!isCaughtUp(item)) position = Math.max(position, item.position);
+      else if (!follow.stream) position = item.position;
       const text = isCaughtUp(item)
-        ? `event: caught_up\ndata: ${JSON.stringify({ position: item.position })}\n\n`
+        ? `event: caught_up\ndata: ${JSON.stringify({ position })}\n\n`
         : follow.wanted(item)
           ? frameOf(item)
           : undefined;
@@ -136,4 +168,28 @@ async function pump(
   } finally {
     stopHeartbeat();
   }
+}
+
+/**
+ * The revision of `streamId` after which its events come after log position `after`: positions
+ * grow with revisions, so it is found by doubling, then halving, reading one event per step.
+ */
+async function revisionBefore(gw: GatewayContext, streamId: string, after: number): Promise<number> {
+  /** Whether the event at `revision` exists and is at or before `after`. */
+  const atOrBefore = async (revision: number) => {
+    const [event] = await gw.events.readStream(streamId, { after: revision - 1, limit: 1 });
+    return event !== undefined && event.position <= after;
+  };
+  let low = -1; // -1, or a revision at or before `after`
+  let high = 0; // a revision past `after`, or past the stream's end
+  while (await atOrBefore(high)) {
+    low = high;
+    high = high * 2 + 1;
+  }
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (await atOrBefore(middle)) low = middle;
+    else high = middle;
+  }
+  return low;
 }

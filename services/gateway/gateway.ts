@@ -25,7 +25,7 @@ import { type CounterStore, openCounters } from '../../shared/rate-limit/counter
 import { accountsService } from '../accounts/actions.ts';
 import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/module.ts';
 import { auditService } from '../audit/actions.ts';
-import type { FollowOptions } from '../audit/follow.ts';
+import { type FollowOptions, MAX_FOLLOWS_PER_TOKEN } from '../audit/follow.ts';
 import { gatewaySealer, type SealingOptions } from '../audit/sealing.ts';
 import { mountGatewayConsole } from '../console/pages.ts';
 import { consoleCredential, consoleSessionRoutes } from '../console/session.ts';
@@ -199,6 +199,7 @@ export async function assembleGateway(options: GatewayOptions) {
   const registry = buildRegistry(ctx, ai, {
     heartbeatMs: options.config.sseHeartbeatMs,
     openStreams: new OpenStreamLimit(options.config.maxStreamsPerClient),
+    followsPerToken: new OpenStreamLimit(MAX_FOLLOWS_PER_TOKEN, 'token'),
     closing: closing.signal,
   });
   const forwarder = gatewayForwarder(options.config, ctx); // KAFKA_BROKERS set: the Kafka forwarder

@@ -1,10 +1,14 @@
 import { ApiError } from '../errors.ts';
 
-/** Bounds the long-lived streams (SSE) one client holds open at once. */
+/** Bounds the long-lived streams (SSE) one holder (a client address, a token) holds open at once. */
 export class OpenStreamLimit {
   readonly #open = new Map<string, number>();
 
-  constructor(readonly max: number) {}
+  constructor(
+    readonly max: number,
+    /** How a refusal names the holder. */
+    private readonly holder = 'client',
+  ) {}
 
   /** Counts one more stream of `client`, or throws 429 when it already holds `max`; call the answer when it closes. */
   acquire(client: string): () => void {
@@ -12,7 +16,7 @@ export class OpenStreamLimit {
     if (open >= this.max) {
       throw new ApiError(
         'rate_limited',
-        `this client already holds ${this.max} open streams; close one before opening another`,
+        `this ${this.holder} already holds ${this.max} open streams; close one before opening another`,
         { headers: { 'Retry-After': '1' } },
       );
     }
