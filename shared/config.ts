@@ -1,7 +1,16 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseTrustedProxies } from './http/client-key.ts';
 
 const port = z.coerce.number().int().min(0).max(65_535);
+
+/** `10.0.0.0/8, fd00::/8` → the proxies they name. */
+const trustedProxyList = z.string().transform((value, ctx) => {
+  const parsed = parseTrustedProxies(value);
+  if ('proxies' in parsed) return parsed.proxies;
+  ctx.addIssue({ code: 'custom', message: `"${parsed.bad}" is not an address or CIDR such as 10.0.0.0/8` });
+  return z.NEVER;
+});
 const blankToUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(blankToUndefined, z.string().optional());
 
@@ -77,6 +86,8 @@ const EnvSchema = z.object({
   STUDIO_PUBLIC_URL: optionalString,
   /** The runtime's URL as clients reach it when that is not loopback (its host is accepted in `Host`). */
   STUDIO_RUNTIME_PUBLIC_URL: z.preprocess(blankToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** Proxies (CIDRs or addresses) whose `X-Forwarded-For` names the client: per-address limits count that client. */
+  STUDIO_TRUSTED_PROXIES: z.preprocess(blankToUndefined, trustedProxyList.optional()),
   /** Browser origins that may call the runtime and the session API (CORS). */
   STUDIO_ALLOWED_ORIGINS: z.preprocess(blankToUndefined, originList.default([])),
   STUDIO_GATEWAY_URL: optionalString,
@@ -262,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     maxQueuedTurns: e.STUDIO_MAX_QUEUED_TURNS,
     sseHeartbeatMs: e.STUDIO_SSE_HEARTBEAT_MS,
     maxStreamsPerClient: e.STUDIO_MAX_STREAMS_PER_CLIENT,
+    trustedProxies: e.STUDIO_TRUSTED_PROXIES,
     largeBodiesBudgetBytes: e.STUDIO_LARGE_BODIES_BUDGET_BYTES,
     cacheMaxBytes: e.STUDIO_CACHE_MAX_BYTES,
     allowPrivateUpstreams: e.STUDIO_ALLOW_PRIVATE_UPSTREAMS,

@@ -71,13 +71,12 @@ export function accountsDeps(gw: GatewayContext): AccountsDeps {
   };
 }
 
-/** The caller's address (IPv4 without its IPv6 mapping), as the audit records it. */
+/** The caller's address (IPv4 without its IPv6 mapping; behind a trusted proxy, the client's), as the audit records it. */
 export function clientAddress(ctx: ActionContext): string {
-  const address = ctx.req.socket.remoteAddress ?? 'unknown';
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
+  return ctx.req.clientAddress;
 }
 
 /** The key of per-address rate limits: the address, or its /64 for IPv6 (one host has a whole /64). */
 export function clientLimitKey(ctx: ActionContext): string {
-  return clientKeyOf(ctx.req.socket.remoteAddress);
+  return clientKeyOf(ctx.req.clientAddress);
 }

@@ -88,7 +88,7 @@ export function followAction(gw: GatewayContext, options: FollowOptions) {
           : undefined;
       let byClient: () => void;
       try {
-        byClient = options.openStreams.acquire(clientKeyOf(ctx.req.socket.remoteAddress));
+        byClient = options.openStreams.acquire(clientKeyOf(ctx.req.clientAddress));
       } catch (error) {
         byToken?.();
         throw error;

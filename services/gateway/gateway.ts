@@ -219,6 +219,7 @@ export async function assembleGateway(options: GatewayOptions) {
     extraRoutes: (app) => mountGatewayConsole(app),
     logger: ctx.logger,
     largeBodiesBudgetBytes: options.config.largeBodiesBudgetBytes,
+    ...(options.config.trustedProxies ? { trustedProxies: options.config.trustedProxies } : {}),
     assertServing: () => ctx.projections.liveness.assertFresh('this request'),
     metrics: {
       metrics: ctx.metrics,

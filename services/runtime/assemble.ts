@@ -156,7 +156,13 @@ export function assembleRuntime(options: RuntimeAssemblyOptions) {
   }
   mountRuntimeConsole(app);
   endExpressApp(app, logger);
-  const listener = frontDoor({ logger, drain, observe: observeRequests(metrics, tracing()), rest: app });
+  const listener = frontDoor({
+    logger,
+    drain,
+    observe: observeRequests(metrics, tracing()),
+    ...(config.trustedProxies ? { trustedProxies: config.trustedProxies } : {}),
+    rest: app,
+  });
 
   return {
     projections,

@@ -218,7 +218,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       input: noInput,
       handler: async (_input, { params: { session }, req, res }) => {
         const after = resumePoint(req);
-        const release = deps.openStreams.acquire(clientKeyOf(req.socket.remoteAddress));
+        const release = deps.openStreams.acquire(clientKeyOf(req.clientAddress));
         res.once('close', release);
         await streamSession(res, {
           events: deps.events,

@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import type { BlockList } from 'node:net';
 import express, { type Express } from 'express';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -33,6 +34,8 @@ export interface HttpAppOptions {
   health: () => Promise<Record<string, unknown>>;
   /** Bytes of request bodies over 1 MiB handled at once (default 256 MiB); beyond, 503 `overloaded`. */
   largeBodiesBudgetBytes?: number;
+  /** Proxies whose `X-Forwarded-For` names the client (`STUDIO_TRUSTED_PROXIES`). */
+  trustedProxies?: BlockList;
   /** GET /ready: 200 when `ready`, else 503 (for load balancers: send no traffic here yet). */
   ready?: () => Promise<Readiness>;
   /** Counts requests in flight, and refuses new ones once the process drains (see `Drain`). */
@@ -123,6 +126,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
     ...(observed ? { observe: observeRequests(observed.metrics, tracing()) } : {}),
     dialectAt: (path) => dialectAt(registry, path),
     ...(options.drain ? { drain: options.drain } : {}),
+    ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
     endpoints: v1,
     rest,
   });

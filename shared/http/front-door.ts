@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { BlockList } from 'node:net';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { RequestObserver } from '../observability/http.ts';
+import { clientAddressOf } from './client-key.ts';
 import { speak, type WireDialect } from './dialect.ts';
 import type { Drain } from './drain.ts';
 import { answerError } from './errors.ts';
@@ -26,6 +28,8 @@ export interface FrontDoorOptions {
   dialectAt?: (path: string) => WireDialect | undefined;
   /** Counts requests in flight, and refuses new ones once the process drains (see `Drain`). */
   drain?: Drain;
+  /** Proxies whose `X-Forwarded-For` names the client (`STUDIO_TRUSTED_PROXIES`). */
+  trustedProxies?: BlockList;
   /**
    * The server's own endpoints: serves the request when its path is one of theirs (the promise
    * settles once it is served), else answers undefined and the request goes on to `rest`.
@@ -64,6 +68,7 @@ export function frontDoor(options: FrontDoorOptions): RequestListener {
       const asked = headerOf(req, 'x-request-id');
       req.requestId = asked && REQUEST_ID.test(asked) ? asked : randomUUID();
       req.identity = GUEST;
+      req.clientAddress = clientAddressOf(req, options.trustedProxies);
       res.setHeader('x-request-id', req.requestId);
       const dialect = dialectAt?.(path);
       if (dialect) speak(req, res, dialect);

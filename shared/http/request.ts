@@ -14,6 +14,8 @@ export interface StudioRequest extends IncomingMessage {
   url: string;
   requestId: string;
   identity: Identity;
+  /** Whom it came from: the socket's peer, or the client a trusted proxy names (`clientAddressOf`). */
+  clientAddress: string;
   /** Set when the request is for an action that speaks another API's wire format. */
   dialect?: WireDialect;
   /** The JSON body, once read (`readJsonBody`). */
@@ -27,6 +29,7 @@ declare module 'express-serve-static-core' {
   interface Request {
     requestId: string;
     identity: Identity;
+    clientAddress: string;
     dialect?: WireDialect;
   }
 }
