@@ -28,7 +28,7 @@ import { auditService } from '../audit/actions.ts';
 import { type FollowOptions, MAX_FOLLOWS_PER_TOKEN } from '../audit/follow.ts';
 import { gatewaySealer, type SealingOptions } from '../audit/sealing.ts';
 import { mountGatewayConsole } from '../console/pages.ts';
-import { consoleCredential, consoleSessionRoutes } from '../console/session.ts';
+import { consoleCredential, consoleSessionRoutes, gatewayConsoleSessions } from '../console/session.ts';
 import { envService } from '../env/actions.ts';
 import { forwarderHealth, type GatewayForwarder, gatewayForwarder } from '../forwarder/gateway.ts';
 import { studiosService } from '../studios/actions.ts';
@@ -209,13 +209,14 @@ export async function assembleGateway(options: GatewayOptions) {
   // Draining ends the log's follows at once: their clients resume elsewhere with Last-Event-ID.
   drain.onBegin(() => closing.abort());
   const authenticator = new Authenticator(opened.adminKey, tokenLookup(ctx));
+  const consoleSessions = gatewayConsoleSessions(ctx, options.config.publicUrl);
   const isScrapeSecret = scrapeSecrets([opened.adminKey, options.config.metricsToken]);
   const http: HttpAppOptions = {
     drain,
     registry,
     authenticator,
-    sessionCredential: (req) => consoleCredential(ctx.secrets, req),
-    routes: consoleSessionRoutes({ authenticator, secrets: ctx.secrets }),
+    sessionCredential: (req) => consoleCredential(consoleSessions, req),
+    routes: consoleSessionRoutes({ authenticator, sessions: consoleSessions }),
     extraRoutes: (app) => mountGatewayConsole(app),
     logger: ctx.logger,
     largeBodiesBudgetBytes: options.config.largeBodiesBudgetBytes,

@@ -1,5 +1,6 @@
 import { accountsProjection } from '../../projections/accounts.ts';
 import { budgetsProjection } from '../../projections/budgets.ts';
+import { consoleSessionsProjection } from '../../projections/console-sessions.ts';
 import { envProjection } from '../../projections/env.ts';
 import { jobsProjection } from '../../projections/jobs.ts';
 import { limitsProjection } from '../../projections/limits.ts';
@@ -22,4 +23,5 @@ export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
   budgetsProjection,
   limitsProjection,
   routesProjection,
+  consoleSessionsProjection,
 ];

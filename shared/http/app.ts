@@ -88,7 +88,9 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
   const observed = options.metrics;
   const largeBodies = new LargeBodyBudget(options.largeBodiesBudgetBytes);
   const rights = new RightsWatch((req) => {
-    identify(authenticator, req, options.sessionCredential);
+    // A console session signed out leaves no credential: the request would be a guest's now.
+    if (identify(authenticator, req, options.sessionCredential).kind !== req.identity.kind)
+      throw new ApiError('unauthenticated', 'the credential this answer was opened with has ended');
   });
   const routes = appRoutes(options);
 

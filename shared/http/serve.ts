@@ -23,7 +23,7 @@ export interface ServePolicy {
   shape?: (body: unknown) => unknown;
   /** Bodies over 1 MiB share this budget of bytes; without one they are not counted. */
   largeBodies?: LargeBodyBudget;
-  /** Ends answers whose caller loses its rights while they are under way (user tokens' answers). */
+  /** Ends answers whose caller loses its rights while they are under way (any credential's). */
   rights?: RightsWatch;
 }
 
@@ -73,7 +73,7 @@ async function serveHeld(
   res.on('close', () => {
     if (!res.writableFinished) controller.abort();
   });
-  if (req.identity.kind === 'user') policy.rights?.hold(req, res, controller);
+  if (req.identity.kind !== 'guest') policy.rights?.hold(req, res, controller);
   const ctx: ActionContext = {
     identity: req.identity,
     params,
