@@ -59,10 +59,15 @@ const EnvSchema = z.object({
   STUDIO_SQLITE_SYNCHRONOUS: z.preprocess(blankToUndefined, z.enum(['full', 'normal']).default('full')),
   DATABASE_URL: optionalString,
   KURRENTDB_URL: optionalString,
-  /** Rate-limit counters and the response cache in Redis, shared by every gateway that names the same database. */
+  /** Rate-limit and login counters in Redis, shared by every gateway that names the same database. */
   REDIS_URL: z.preprocess(
     blankToUndefined,
     z.url({ protocol: /^rediss?$/, error: 'REDIS_URL is a redis:// or rediss:// URL' }).optional(),
+  ),
+  /** The response cache in Redis, shared by every gateway naming it: never the counters' Redis (its eviction would take them). */
+  REDIS_CACHE_URL: z.preprocess(
+    blankToUndefined,
+    z.url({ protocol: /^rediss?$/, error: 'REDIS_CACHE_URL is a redis:// or rediss:// URL' }).optional(),
   ),
   KAFKA_BROKERS: optionalString,
   /** Topic the forwarder publishes every event to (Kafka's legal topic names). */
@@ -138,6 +143,15 @@ const EnvSchema = z.object({
       .int()
       .min(1024 * 1024)
       .default(64 * 1024 * 1024),
+  ),
+  /** Bytes of answers one studio's entries may hold in the response cache, in memory or in Redis. */
+  STUDIO_CACHE_MAX_BYTES_PER_STUDIO: z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(64 * 1024)
+      .default(16 * 1024 * 1024),
   ),
   /** Lets AI base URLs lead to link-local and cloud metadata addresses (refused by default). */
   STUDIO_ALLOW_PRIVATE_UPSTREAMS: z.preprocess(
@@ -276,6 +290,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     trustedProxies: e.STUDIO_TRUSTED_PROXIES,
     largeBodiesBudgetBytes: e.STUDIO_LARGE_BODIES_BUDGET_BYTES,
     cacheMaxBytes: e.STUDIO_CACHE_MAX_BYTES,
+    cacheStudioMaxBytes: e.STUDIO_CACHE_MAX_BYTES_PER_STUDIO,
+    redisCacheUrl: e.REDIS_CACHE_URL,
     allowPrivateUpstreams: e.STUDIO_ALLOW_PRIVATE_UPSTREAMS,
     drainSeconds: e.STUDIO_DRAIN_S,
     workspace: resolve(e.STUDIO_WORKSPACE ?? `${e.STUDIO_DATA_DIR}/workspace`),

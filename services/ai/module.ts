@@ -15,7 +15,7 @@ import { createResponseAction, getResponseAction } from './actions/responses.ts'
 import { streamAction, textAction } from './actions/text.ts';
 import { usageAction } from './actions/usage.ts';
 import { AiMetrics, countingRefusals } from './ai-metrics.ts';
-import { type CacheStoreOptions, openCacheStore } from './cache/open.ts';
+import { type CacheStoreOptions, DEFAULT_CACHE_STUDIO_MAX_BYTES, openCacheStore } from './cache/open.ts';
 import { ResponseCache } from './cache/response-cache.ts';
 import { Catalog } from './catalog.ts';
 import type { AiDeps } from './deps.ts';
@@ -80,6 +80,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
   const cache = new ResponseCache({
     store: openCacheStore(options.cache),
     studioTtlS: (studioId) => gw.projections.state(studiosProjection).get(studioId)?.cache_ttl_s ?? 0,
+    studioMaxBytes: options.cache?.studioMaxBytes ?? DEFAULT_CACHE_STUDIO_MAX_BYTES,
     logger: gw.logger,
     onLookup: (status) => metrics.cacheLookup(status),
     ...(options.cache?.now ? { now: options.cache.now } : {}),

@@ -190,7 +190,8 @@ export async function assembleGateway(options: GatewayOptions) {
     ...options.ai,
     cache: {
       maxBytes: options.config.cacheMaxBytes,
-      redisUrl: options.config.redisUrl,
+      studioMaxBytes: options.config.cacheStudioMaxBytes,
+      redisUrl: options.config.redisCacheUrl,
       ...options.ai?.cache,
     },
   });

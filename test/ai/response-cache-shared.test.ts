@@ -1,16 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studiosProjection } from '../../projections/studios.ts';
+import { redisCacheStore } from '../../services/ai/cache/redis-store.ts';
 import { adminOk, MODEL, newStudio, startGatewayPair, until } from '../governance/limited-gateway.ts';
 import type { TestGateway } from '../support/gateway.ts';
 import { openAiMock, type WireMock } from '../support/mock-ai-upstreams.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
 
-// Two gateways of one deployment (one PostgreSQL log, one Redis): an answer one of them generated
-// is a hit on the other, and never reaches the upstream again.
+// Two gateways of one deployment (one PostgreSQL log; counters in one Redis database, the response
+// cache in another): an answer one of them generated is a hit on the other, and never reaches the
+// upstream again; a studio's answers are held to its quota.
 
 const database = await freshPostgresDatabase();
 const redisUrl = await reachableRedis();
+/** The cache's own database: never the counters' (their eviction domains must not meet). */
+const cacheUrl = redisUrl && Object.assign(new URL(redisUrl), { pathname: '/3' }).toString();
 const skip = database ? (redisUrl ? undefined : redisUnavailableReason) : postgresUnavailableReason;
 
 describe.skipIf(skip !== undefined)(
@@ -22,7 +26,10 @@ describe.skipIf(skip !== undefined)(
 
     beforeAll(async () => {
       mock = await openAiMock();
-      [a, b] = await startGatewayPair({ mock }, { databaseUrl: database!.url, redisUrl });
+      [a, b] = await startGatewayPair(
+        { mock },
+        { databaseUrl: database!.url, redisUrl, redisCacheUrl: cacheUrl },
+      );
     });
     afterAll(async () => {
       await a?.close();
@@ -73,6 +80,23 @@ describe.skipIf(skip !== undefined)(
         false,
         true,
       ]);
+    });
+
+    it("holds a studio's answers in Redis to its quota, in one step, whichever gateway stores them", async () => {
+      const store = redisCacheStore(cacheUrl!);
+      try {
+        const owner = { id: `quota-${Date.now()}`, maxBytes: 800 };
+        const key = (n: number) => `quota-test-${owner.id}-${n}`.padEnd(64, '0');
+        expect(await store.set(key(1), 'a'.repeat(300), 60_000, owner)).toBe(true);
+        expect(await store.set(key(2), 'b'.repeat(300), 60_000, owner)).toBe(true);
+        expect(await store.set(key(3), 'c'.repeat(300), 60_000, owner)).toBe(false);
+        expect(await store.get(key(3))).toBeUndefined();
+        expect(await store.set(key(3), 'c'.repeat(300), 60_000, { ...owner, id: `${owner.id}-other` })).toBe(
+          true,
+        );
+      } finally {
+        await store.close();
+      }
     });
   },
 );

@@ -112,10 +112,13 @@ export function startLimitedGateway(
   });
 }
 
-/** Two gateways of one deployment: one PostgreSQL database, one master key, counters and cache in `redisUrl` if given. */
+/**
+ * Two gateways of one deployment: one PostgreSQL database, one master key, counters in `redisUrl`
+ * and the response cache in `redisCacheUrl` if given.
+ */
 export async function startGatewayPair(
   upstream: Pick<CountingUpstream, 'mock'>,
-  deployment: { databaseUrl: string; redisUrl: string | undefined },
+  deployment: { databaseUrl: string; redisUrl?: string | undefined; redisCacheUrl?: string | undefined },
 ): Promise<[TestGateway, TestGateway]> {
   const options = { store: 'postgres', ...deployment, masterKey: randomBytes(32).toString('hex') } as const;
   const a = await startLimitedGateway(upstream, options);

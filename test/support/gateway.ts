@@ -17,6 +17,8 @@ export interface TestGatewayOptions {
   databaseUrl?: string;
   /** REDIS_URL: rate-limit counters in Redis (e.g. from `reachableRedis()`). */
   redisUrl?: string;
+  /** REDIS_CACHE_URL: the response cache in Redis. */
+  redisCacheUrl?: string;
   /** The process env the gateway sees (env list, model requirements). Default `{}`: nothing of this machine leaks in. */
   processEnv?: NodeJS.ProcessEnv;
   /** LOG_LEVEL of the gateway. Default `trace`, so every log line that can exist is captured. */
@@ -94,6 +96,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     STUDIO_DATA_DIR: dataDir,
     DATABASE_URL: options.databaseUrl,
     REDIS_URL: options.redisUrl,
+    REDIS_CACHE_URL: options.redisCacheUrl,
     ADMIN_SECRET_KEY: adminKey,
     STUDIO_MASTER_KEY: masterKey,
     STUDIO_GATEWAY_HOST: '127.0.0.1',

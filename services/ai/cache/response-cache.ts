@@ -28,6 +28,8 @@ export class ResponseCache {
       store: CacheStore;
       /** The studio's `cache_ttl_s` (0: off). */
       studioTtlS: (studioId: string) => number;
+      /** Bytes of answers one studio's entries may hold (`STUDIO_CACHE_MAX_BYTES_PER_STUDIO`). */
+      studioMaxBytes: number;
       logger: Logger;
       now?: () => number;
       /** Told each lookup's result (metrics). */
@@ -53,7 +55,7 @@ export class ResponseCache {
     } else {
       const key = cacheKey(policy.studioId, request);
       const found = await this.#read(key, policy.ttlS);
-      const save = (answer: unknown) => this.#write(key, policy.ttlS, answer);
+      const save = (answer: unknown) => this.#write(key, policy.ttlS, answer, policy.studioId);
       ticket = found === undefined ? new CacheTicket('miss', undefined, save) : new CacheTicket('hit', found);
     }
     ctx.res.setHeader(CACHE_HEADER, ticket.status);
@@ -73,11 +75,12 @@ export class ResponseCache {
     return entry && this.#now() - entry.storedAt < ttlS * 1000 ? entry.answer : undefined;
   }
 
-  async #write(key: string, ttlS: number, answer: unknown): Promise<void> {
+  /** Keeps an answer, unless its studio's answers already hold its quota (then it is simply not kept). */
+  async #write(key: string, ttlS: number, answer: unknown, studioId: string): Promise<void> {
     const value = JSON.stringify({ storedAt: this.#now(), answer } satisfies Entry);
     if (Buffer.byteLength(value) > MAX_ENTRY_BYTES) return;
     await this.options.store
-      .set(key, value, ttlS * 1000)
+      .set(key, value, ttlS * 1000, { id: studioId, maxBytes: this.options.studioMaxBytes })
       .catch((error: unknown) => this.#warn('store', error));
   }
 
