@@ -189,7 +189,7 @@ describe('IPv6 clients are counted by their /64', () => {
     const login = loginAction(accountsDeps(gw.running.ctx));
     const from = (ip: string) =>
       ({
-        req: { socket: { remoteAddress: ip } },
+        req: { clientAddress: ip },
         metadata: { actor: 'guest' },
       }) as unknown as ActionContext;
     const attempt = async (ip: string, email: string) => {

@@ -55,7 +55,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
   it('projections rebuild replays every read model in one pass, with a progress bar', async () => {
     const run = studio(['projections', 'rebuild'], { STUDIO_DATA_DIR: dataDir });
     expect(await run.exited).toBe(0);
-    expect(run.output()).toMatch(/12 read models\s+\[[^\]]*\] 100%/);
+    expect(run.output()).toMatch(/13 read models\s+\[[^\]]*\] 100%/);
     expect(run.output()).toMatch(/\d+ events read in \d+ ms \(\d+ events\/s\), one pass for all/);
     for (const name of [
       'studios',
@@ -68,6 +68,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
       'budgets',
       'limits',
       'routes',
+      'console-sessions',
       'sessions',
       'chat',
     ]) {
@@ -79,7 +80,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
     const run = studio(['projections', 'rebuild', 'nope'], { STUDIO_DATA_DIR: dataDir });
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain(
-      'unknown projection "nope"; known: studios, tokens, env, usage, jobs, accounts, prices, budgets, limits, routes, sessions, chat',
+      'unknown projection "nope"; known: studios, tokens, env, usage, jobs, accounts, prices, budgets, limits, routes, console-sessions, sessions, chat',
     );
   });
 
