@@ -1,6 +1,7 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { expect } from 'vitest';
+import { freshPostgresDatabase } from '../support/postgres.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 import { contentEncoding, contentType, id, jsonValue, text } from './arbitraries.ts';
 import { fromSchema } from './from-schema.ts';
@@ -40,16 +41,29 @@ interface Snapshot {
   file: unknown;
 }
 
-/** A gateway on SQLite (the embedded default, which refuses what `jsonb` cannot hold) and a runtime beside it. */
+/**
+ * A gateway on SQLite (the embedded default), or on PostgreSQL with `FUZZ_STORE=postgres` (a fresh
+ * database, dropped on close), and a runtime beside it.
+ */
 export async function startFuzzTarget(): Promise<{
   stack: TestStack;
   fixtures: Fixtures;
   routes: FuzzRoute[];
 }> {
-  const stack = await startTestStack({
-    gateway: { store: 'sqlite', logLevel: 'trace' },
+  const database = process.env.FUZZ_STORE === 'postgres' ? await freshPostgresDatabase() : undefined;
+  const started = await startTestStack({
+    gateway: database
+      ? { store: 'postgres', databaseUrl: database.url, logLevel: 'trace' }
+      : { store: 'sqlite', logLevel: 'trace' },
     runtimeLogLevel: 'trace',
   });
+  const stack: TestStack = {
+    ...started,
+    close: async () => {
+      await started.close();
+      await database?.drop();
+    },
+  };
   const admin = (method: string, path: string, body?: unknown) =>
     stack.gw.api(method, path, { token: stack.gw.adminKey, ...(body === undefined ? {} : { body }) });
   const studio = await admin('POST', '/v1/studios/create', { name: 'Fixture', studio_id: 'fixture' });
