@@ -12,6 +12,7 @@ const SECTIONS = [
   ['event store and projections', 'bench/event-store.ts'],
   ['gateway overhead on chat completions', 'bench/gateway/index.ts'],
   ['gateway soak: RSS over ten minutes', 'bench/gateway/soak.ts'],
+  ['one tenant against the others', 'bench/attacks.ts'],
   ['what metrics cost per request', 'bench/metrics-hooks.ts'],
   ['SSE fan-out', 'bench/sse/index.ts'],
   ['scale-out on PostgreSQL', 'bench/scale/index.ts'],

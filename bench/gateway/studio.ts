@@ -61,6 +61,8 @@ export interface StudioTargetOptions {
   fromSources?: boolean;
   /** Run node under this program (valgrind …); start-up then takes longer. */
   wrap?: readonly string[];
+  /** The admin key (ADMIN_SECRET_KEY), for a benchmark that goes on using it; else a random one. */
+  adminKey?: string;
 }
 
 /**
@@ -70,7 +72,7 @@ export interface StudioTargetOptions {
  * key. On `postgres` it gets a fresh database, which its child's `stop` drops.
  */
 export async function startStudioTarget(options: StudioTargetOptions): Promise<StudioTarget> {
-  const adminKey = `adm_${randomBytes(24).toString('base64url')}`;
+  const adminKey = options.adminKey ?? `adm_${randomBytes(24).toString('base64url')}`;
   let database: FreshDatabase | undefined;
   if (options.store === 'postgres') {
     database = await freshPostgresDatabase();

@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
@@ -20,6 +21,8 @@ const EMBEDDINGS_BODY_LIMIT = 4 * 1024 * 1024;
  * base64. A small request may ask for a large answer; past this it is refused before any upstream call.
  */
 export const MAX_EMBEDDING_NUMBERS = 1_048_576;
+/** Vectors encoded between two turns of the event loop. */
+const VECTORS_PER_TURN = 8;
 
 const text = z.string().min(1, 'an input must not be empty');
 const tokenIds = z
@@ -89,6 +92,8 @@ export function embeddingsAction(deps: AiDeps) {
       ctx.res.setHeader('content-type', 'application/json; charset=utf-8');
       await writeWithBackpressure(ctx.res, '{"object":"list","data":[');
       for (const [index, vector] of result.vectors.entries()) {
+        // A few vectors a turn of the event loop: a large answer never holds it long.
+        if (index > 0 && index % VECTORS_PER_TURN === 0) await setImmediate();
         const item = { object: 'embedding', index, embedding: encodeVector(vector, input.encoding_format) };
         await writeWithBackpressure(ctx.res, `${index === 0 ? '' : ','}${JSON.stringify(item)}`);
       }

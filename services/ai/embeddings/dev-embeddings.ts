@@ -1,3 +1,4 @@
+import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { ApiError } from '../../../shared/errors.ts';
 import type { EmbeddingRequest, EmbeddingResult } from '../providers/types.ts';
 import { hashedVector } from './vectors.ts';
@@ -6,8 +7,14 @@ export const DEV_EMBED_DIMENSIONS = 256;
 /** As many as the largest model OpenAI offers. */
 const DEV_EMBED_MAX_DIMENSIONS = 3072;
 
-/** `dev/embed`: a hashed unit vector per input, its tokens counted as words (token ids one each). */
-export function devEmbeddings(request: EmbeddingRequest): EmbeddingResult {
+/** Inputs embedded between two turns of the event loop: a large request never holds it long. */
+const INPUTS_PER_TURN = 8;
+
+/**
+ * `dev/embed`: a hashed unit vector per input, its tokens counted as words (token ids one each),
+ * made a few inputs a turn of the event loop.
+ */
+export async function devEmbeddings(request: EmbeddingRequest): Promise<EmbeddingResult> {
   const dimensions = request.dimensions ?? DEV_EMBED_DIMENSIONS;
   if (dimensions > DEV_EMBED_MAX_DIMENSIONS) {
     throw new ApiError(
@@ -21,5 +28,10 @@ export function devEmbeddings(request: EmbeddingRequest): EmbeddingResult {
     (sum, input) => sum + (typeof input === 'string' ? (input.match(/\S+/g) ?? []).length : input.length),
     0,
   );
-  return { vectors: inputs.map((input) => hashedVector(input, dimensions)), inputTokens: tokens };
+  const vectors: Float32Array[] = [];
+  for (const [i, input] of inputs.entries()) {
+    if (i > 0 && i % INPUTS_PER_TURN === 0) await setImmediatePromise();
+    vectors.push(hashedVector(input, dimensions));
+  }
+  return { vectors, inputTokens: tokens };
 }

@@ -63,7 +63,18 @@ const MODELS: ModelDefinition[] = [
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 const rgb = (bytes: Buffer, at: number) => [bytes[at]!, bytes[at + 1]!, bytes[at + 2]!] as const;
-const countTokens = (text: string) => (text.match(/\S+/g) ?? []).length;
+/** Words of a text (runs of non-space), counted without making them: a long prompt costs no array. */
+function countTokens(text: string): number {
+  let words = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const blank = c === 32 || (c >= 9 && c <= 13);
+    if (!blank && !inWord) words++;
+    inWord = !blank;
+  }
+  return words;
+}
 
 interface Answer {
   content: string | null;
