@@ -91,6 +91,28 @@ describe('a log follow', () => {
   });
 });
 
+describe('a token that expires', () => {
+  it('ends its follow within a second of expiring, its last event saying so', async () => {
+    await admin('/v1/studios/create', { name: 'follow-expiring', studio_id: 'follow-expiring' });
+    const issued = ok(
+      await admin('/v1/studios/tokens/apply', { studio_id: 'follow-expiring', expires_in_s: 1 }),
+    ).json;
+    const res = await fetch(`${gw.url}/v1/audit/events/follow`, {
+      headers: { authorization: `Bearer ${issued.user_token}` },
+    });
+    expect(res.status).toBe(200);
+    const { text } = await readToEnd(res);
+    // Ended after the expiry, and within a second and a half of it.
+    const sinceExpiry = Date.now() - Date.parse(issued.token.expires_at);
+    expect(sinceExpiry).toBeGreaterThanOrEqual(0);
+    expect(sinceExpiry).toBeLessThan(1_500);
+    expect(JSON.parse(lastEvent(text).split('data: ')[1]!).error).toMatchObject({
+      code: 'unauthenticated',
+      message: 'this token has expired',
+    });
+  });
+});
+
 describe('a generation stream', () => {
   it('ends within a second of its token being revoked: an error frame, the upstream call cancelled, the generation recorded', async () => {
     const { token, tokenId } = await studioWithToken(gw, 'stream-revoked');
