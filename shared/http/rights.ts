@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.ts';
-import type { StudioRequest, StudioResponse } from './request.ts';
+import type { StudioRequest } from './request.ts';
 
 /** How often the answers under way check that their caller still has its rights. */
 export const RIGHTS_CHECK_MS = 500;
@@ -13,7 +13,8 @@ export const RIGHTS_CHECK_MS = 500;
  * reason. Whatever writes the answer ends it with a last event carrying it (`rightsLost`).
  */
 export class RightsWatch {
-  readonly #held = new Map<StudioResponse, { req: StudioRequest; controller: AbortController }>();
+  /** Each answer under way: its request's abort controller → its request. */
+  readonly #held = new Map<AbortController, StudioRequest>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -21,27 +22,22 @@ export class RightsWatch {
     private readonly everyMs = RIGHTS_CHECK_MS,
   ) {}
 
-  /** Watches the answer to `req` until it closes; `controller` is its request's. */
-  hold(req: StudioRequest, res: StudioResponse, controller: AbortController): void {
-    this.#held.set(res, { req, controller });
-    res.once('close', () => {
-      this.#held.delete(res);
-      if (this.#held.size === 0 && this.#timer) {
-        clearInterval(this.#timer);
-        this.#timer = undefined;
-      }
-    });
+  /** Watches the answer to `req` until the returned function is called (when it closes). */
+  hold(req: StudioRequest, controller: AbortController): () => void {
+    this.#held.set(controller, req);
+    // One timer for the life of the process (it keeps nothing alive), rather than one per busy spell.
     this.#timer ??= setInterval(() => this.#check(), this.everyMs).unref();
+    return () => this.#held.delete(controller);
   }
 
   #check(): void {
-    for (const [res, { req, controller }] of this.#held) {
+    for (const [controller, req] of this.#held) {
       try {
         this.recheck(req);
       } catch (error) {
         // A check that cannot be made now (read models stalled: 503) is no reason to end an answer.
         if (!(error instanceof ApiError) || error.status >= 500) continue;
-        this.#held.delete(res);
+        this.#held.delete(controller);
         controller.abort(error);
       }
     }

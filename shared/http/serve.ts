@@ -70,10 +70,11 @@ async function serveHeld(
   checkStudio(input, req.identity);
 
   const controller = new AbortController();
+  const unwatch = req.identity.kind === 'guest' ? undefined : policy.rights?.hold(req, controller);
   res.on('close', () => {
+    unwatch?.();
     if (!res.writableFinished) controller.abort();
   });
-  if (req.identity.kind !== 'guest') policy.rights?.hold(req, res, controller);
   const ctx: ActionContext = {
     identity: req.identity,
     params,
