@@ -184,6 +184,12 @@ export function buildRegistry(ctx: GatewayContext, ai: AiModule, follow: FollowO
 export async function assembleGateway(options: GatewayOptions) {
   const opened = await openGatewayContext(options);
   const { ctx } = opened;
+  if (options.config.redisUrl && !options.config.redisCacheUrl) {
+    // Earlier versions kept the cache in REDIS_URL: say where it is now, once, at start.
+    ctx.logger.info(
+      'the response cache is in this process: set REDIS_CACHE_URL (a Redis of its own, not REDIS_URL) to share it between gateways',
+    );
+  }
   const ai = createAiModule(ctx, {
     dataDir: options.config.dataDir,
     allowPrivateUpstreams: options.config.allowPrivateUpstreams,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studiosProjection } from '../../projections/studios.ts';
 import { redisCacheStore } from '../../services/ai/cache/redis-store.ts';
 import { adminOk, MODEL, newStudio, startGatewayPair, until } from '../governance/limited-gateway.ts';
-import type { TestGateway } from '../support/gateway.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { openAiMock, type WireMock } from '../support/mock-ai-upstreams.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
@@ -96,6 +96,15 @@ describe.skipIf(skip !== undefined)(
         );
       } finally {
         await store.close();
+      }
+    });
+
+    it('a gateway with counters in Redis but no REDIS_CACHE_URL says where its cache is, at start', async () => {
+      const gw = await startTestGateway({ store: 'memory', logLevel: 'info', redisUrl });
+      try {
+        expect(gw.logs.some((line) => line.includes('set REDIS_CACHE_URL'))).toBe(true);
+      } finally {
+        await gw.close();
       }
     });
   },

@@ -90,6 +90,27 @@ function holesGateway(options: { store: 'memory' | 'postgres'; databaseUrl?: str
 let gw: TestGateway;
 const admin = (path: string, body: unknown) => gw.api('POST', path, { token: gw.adminKey, body });
 
+/** Studio `studioId` with a token, `model` priced as `price` and a hard budget of `amountUsd` in `window`. */
+async function budgeted(
+  studioId: string,
+  model: string,
+  price: Record<string, number>,
+  amountUsd: number,
+  window: 'day' | 'total',
+): Promise<string> {
+  const { token } = await studioWithToken(gw, studioId);
+  ok(await admin('/v1/ai/prices/upsert', { model, ...price }));
+  ok(
+    await admin('/v1/studios/budgets/set', {
+      studio_id: studioId,
+      amount_usd: amountUsd,
+      window,
+      mode: 'hard',
+    }),
+  );
+  return token;
+}
+
 beforeAll(async () => {
   upstream = await recordingServer(reply);
   gw = await holesGateway({ store: 'memory' });
@@ -135,16 +156,7 @@ describe('video jobs are admitted as every generation', () => {
   });
 
   it("a job's reservation holds while it runs, however long past its lease", async () => {
-    const { token } = await studioWithToken(gw, 'video-lease');
-    ok(await admin('/v1/ai/prices/upsert', { model: 'openai/sora-2', per_video_second: 0.1 }));
-    ok(
-      await admin('/v1/studios/budgets/set', {
-        studio_id: 'video-lease',
-        amount_usd: 1,
-        window: 'total',
-        mode: 'hard',
-      }),
-    );
+    const token = await budgeted('video-lease', 'openai/sora-2', { per_video_second: 0.1 }, 1, 'total');
     const queued = await gw.api('POST', '/v1/ai/video', {
       token,
       body: { model: 'openai/sora-2', prompt: 'a bird', seconds: 4 },
@@ -186,22 +198,13 @@ describe('count_tokens is admitted as every generation', () => {
 
 describe('total budgets', () => {
   it('count open reservations: parallel answers against a total budget never spend past it', async () => {
-    const { token } = await studioWithToken(gw, 'total-par');
     // 1 dollar a token of output: each answer's cap of 10 reserves $10 of a $35 budget.
-    ok(
-      await admin('/v1/ai/prices/upsert', {
-        model: 'openai/gpt-4o-mini',
-        input_per_mtok: 0,
-        output_per_mtok: 1_000_000,
-      }),
-    );
-    ok(
-      await admin('/v1/studios/budgets/set', {
-        studio_id: 'total-par',
-        amount_usd: 35,
-        window: 'total',
-        mode: 'hard',
-      }),
+    const token = await budgeted(
+      'total-par',
+      'openai/gpt-4o-mini',
+      { input_per_mtok: 0, output_per_mtok: 1_000_000 },
+      35,
+      'total',
     );
     const answers = await Promise.all(
       Array.from({ length: 20 }, () =>
@@ -224,21 +227,12 @@ describe('total budgets', () => {
 
 describe('a stream outliving its lease', () => {
   it('keeps its reservation: the lease is extended while it streams, and settled once it ends', async () => {
-    const { token } = await studioWithToken(gw, 'long-stream');
-    ok(
-      await admin('/v1/ai/prices/upsert', {
-        model: 'openai/gpt-4o',
-        input_per_mtok: 0,
-        output_per_mtok: 100_000,
-      }),
-    );
-    ok(
-      await admin('/v1/studios/budgets/set', {
-        studio_id: 'long-stream',
-        amount_usd: 1,
-        window: 'day',
-        mode: 'hard',
-      }),
+    const token = await budgeted(
+      'long-stream',
+      'openai/gpt-4o',
+      { input_per_mtok: 0, output_per_mtok: 100_000 },
+      1,
+      'day',
     );
     held = gate();
     const streaming = gw.api('POST', '/v1/ai/chat/completions', {
