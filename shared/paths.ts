@@ -2,6 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The name Studio is installed by from the npm registry. */
+const PACKAGE_NAME = 'studio-ai-gateway';
+
 /**
  * Studio's root folder (the one holding its package.json), found by walking up from this module.
  * A path computed relative to a module's own URL breaks once the module is bundled into
@@ -23,7 +26,7 @@ function readPackage(folder: string): { name?: unknown; version: string } {
 
 function findStudioRoot(start: string): string {
   for (let folder = start; ; folder = dirname(folder)) {
-    if (existsSync(join(folder, 'package.json')) && readPackage(folder).name === 'studio') return folder;
-    if (dirname(folder) === folder) throw new Error(`no package.json named "studio" above ${start}`);
+    if (existsSync(join(folder, 'package.json')) && readPackage(folder).name === PACKAGE_NAME) return folder;
+    if (dirname(folder) === folder) throw new Error(`no package.json named "${PACKAGE_NAME}" above ${start}`);
   }
 }

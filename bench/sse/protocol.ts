@@ -11,7 +11,7 @@ export interface Stamp {
   seq: number;
   /** When the open-loop schedule meant to append it. */
   sched: number;
-  /** Taken in the server right before `sessions.runCommand` (the command that appends it). */
+  /** Taken in the server right before `sessions.handle` (the command that appends it). */
   sentAt: number;
   /** Filler that makes the event larger. */
   pad?: string;

@@ -183,7 +183,7 @@ async function main(): Promise<void> {
       const stamp: Stamp = { bench: 1, tag, seq, sched, sentAt, ...(pad ? { pad } : {}) };
       pending.push(
         runtime.sessions
-          .runCommand(sessionId, { type: 'UpdateSystem', system: JSON.stringify(stamp) })
+          .handle(sessionId, { type: 'UpdateSystem', system: JSON.stringify(stamp) })
           .catch((error: unknown) => errors.push(error instanceof Error ? error.message : String(error))),
       );
     };

@@ -3,9 +3,7 @@ import { type AccountRecord, emailKey } from '../../projections/accounts.ts';
 import { newId } from '../../shared/crypto.ts';
 import { ApiError, DomainError } from '../../shared/errors.ts';
 import { type AnyAction, defineAction } from '../../shared/http/action.ts';
-import { studioDecider, studioStreamId } from '../studios/studio.ts';
 import { studioId } from '../studios/studio-id.ts';
-import { accountDecider, accountStreamId } from './account.ts';
 import type { AccountsDeps } from './deps.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts';
 
@@ -50,9 +48,7 @@ export function adminActions(deps: AccountsDeps): AnyAction[] {
             });
           }
           const accountId = newId('acc');
-          await deps.run(
-            accountStreamId(accountId),
-            accountDecider,
+          await deps.commands.account(
             {
               type: 'CreateAccount',
               accountId,
@@ -63,7 +59,7 @@ export function adminActions(deps: AccountsDeps): AnyAction[] {
               sealedHash,
               link: null,
             },
-            ctx,
+            ctx.metadata,
           );
           return record(accountId);
         });
@@ -93,20 +89,16 @@ export function adminActions(deps: AccountsDeps): AnyAction[] {
       input: z.strictObject({ account_id: z.string().min(1).max(100) }),
       handler: async ({ account_id }, ctx) => {
         const account = record(account_id);
-        const { state } = await deps.run(
-          accountStreamId(account_id),
-          accountDecider,
+        const { state } = await deps.commands.account(
           { type: 'RemoveAccount', accountId: account_id },
-          ctx,
+          ctx.metadata,
         );
         // Every time, not only when AccountRemoved was just appended: a retry finishes a removal cut short.
         for (const tokenId of state.tokens) {
           try {
-            await deps.run(
-              studioStreamId(account.studio_id),
-              studioDecider,
+            await deps.commands.studio(
               { type: 'RevokeToken', studioId: account.studio_id, tokenId },
-              ctx,
+              ctx.metadata,
             );
           } catch (error) {
             if (!(error instanceof DomainError)) throw error;

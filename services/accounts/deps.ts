@@ -1,17 +1,26 @@
 import { type AccountsState, accountsProjection } from '../../projections/accounts.ts';
 import { type StudioRecord, studiosProjection } from '../../projections/studios.ts';
+import { type CommandHandler, commandHandler } from '../../shared/command-handler.ts';
 import { type AccountsEnv, ConfigError, parseAccountsEnv } from '../../shared/config.ts';
-import { type CommandResult, type Decider, type DomainEvent, handleCommand } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
-import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
 import { KeyedLock } from '../../shared/keyed-lock.ts';
 import { EnvReader } from '../env/reader.ts';
+import { studioCommands } from '../studios/commands.ts';
+import {
+  type AccountCommand,
+  type AccountEvent,
+  type AccountState,
+  accountDecider,
+  accountStreamId,
+} from './account.ts';
+import { type OAuthCommand, type OAuthEvent, type OAuthState, oauthDecider, oauthStreamId } from './oauth.ts';
 import { Passwords } from './passwords.ts';
 import { builtinSignInProviders } from './providers/index.ts';
 import type { EnvGet, OAuthProvider, ProviderId } from './providers/types.ts';
-import { type AccountBudgets, accountBudgets } from './rate-limits.ts';
+import { type AccountAttemptLimits, accountAttemptLimits } from './rate-limits.ts';
 
 /** What every action of the accounts service uses. */
 export interface AccountsDeps {
@@ -20,19 +29,18 @@ export interface AccountsDeps {
   /** The accounts settings as the env says now (`env upsert` applies at once). */
   settings(): AccountsEnv;
   passwords: Passwords;
-  budgets: AccountBudgets;
+  attemptLimits: AccountAttemptLimits;
   providers: Map<ProviderId, OAuthProvider>;
   lock: KeyedLock;
   accounts(): AccountsState;
   /** The studio, or undefined when there is none with this id. */
   studio(id: string): StudioRecord | undefined;
-  /** Decides and appends a command, then waits until local read models show it. */
-  run<C, E extends DomainEvent, S>(
-    streamId: string,
-    decider: Decider<C, E, S>,
-    command: C,
-    ctx: ActionContext,
-  ): Promise<CommandResult<E, S>>;
+  /** The command handlers of the aggregates accounts write to: each answers once the read models show it. */
+  commands: {
+    account: CommandHandler<AccountCommand, AccountEvent, AccountState>;
+    oauth: CommandHandler<OAuthCommand, OAuthEvent, OAuthState>;
+    studio: ReturnType<typeof studioCommands>;
+  };
 }
 
 export function accountsDeps(gw: GatewayContext): AccountsDeps {
@@ -56,17 +64,25 @@ export function accountsDeps(gw: GatewayContext): AccountsDeps {
       }
     },
     passwords,
-    budgets: accountBudgets(gw.counters, (key) => gw.secrets.mac('rate-limit-key', key)),
+    attemptLimits: accountAttemptLimits(gw.counters, (key) => gw.secrets.mac('rate-limit-key', key)),
     providers: builtinSignInProviders(),
     lock: new KeyedLock(),
     accounts: () => gw.projections.state(accountsProjection),
     studio(id) {
       return gw.projections.state(studiosProjection).get(id);
     },
-    async run(streamId, decider, command, ctx) {
-      const result = await handleCommand(gw.events, streamId, decider, command, ctx.metadata);
-      await awaitReadModels(gw, result.position);
-      return result;
+    commands: {
+      account: commandHandler(accountDecider, {
+        events: gw.events,
+        streamOf: (command: AccountCommand) => accountStreamId(command.accountId),
+        readModels: gw.projections,
+      }),
+      oauth: commandHandler(oauthDecider, {
+        events: gw.events,
+        streamOf: (command: OAuthCommand) => oauthStreamId(command.flowId),
+        readModels: gw.projections,
+      }),
+      studio: studioCommands(gw),
     },
   };
 }

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { emailKey } from '../../projections/accounts.ts';
 import { loadAggregate } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
-import { awaitReadModels } from '../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
 import { studioId } from '../studios/studio-id.ts';
 import {
@@ -31,12 +30,12 @@ export const LOGIN_EMAIL_MAC = 'login-failure-email';
  * `POST /v1/accounts/login`: email and password → a user token of the account's studio. Guests may
  * call it. Every "no" looks the same and does the same work (one stream read, one decryption, one
  * Argon2 verification, one event appended and shown by the read models). An attempt is taken from
- * the account's and the address's budgets before the password is checked, and given back to the
+ * the account's and the address's attempt limits before the password is checked, and given back to the
  * address when it was right, so parallel requests cannot all be checked before the first failure
  * is counted.
  */
 export function loginAction(deps: AccountsDeps) {
-  const { budgets } = deps;
+  const { attemptLimits } = deps;
 
   async function recordFailure(data: LoginFailedData, account: AccountState | undefined, ctx: ActionContext) {
     const metadata = ctx.metadata;
@@ -54,24 +53,24 @@ export function loginAction(deps: AccountsDeps) {
             expected: 'any',
             metadata,
           });
-    await awaitReadModels(deps.gw, appended.position);
+    await deps.gw.projections.awaitReadModels(appended.position);
   }
 
-  /** Takes one attempt from both budgets, or throws 429 (taking none). */
+  /** Takes one attempt from both limits, or throws 429 (taking none). */
   async function reserveAttempt(accountKey: string, address: string): Promise<void> {
-    const addressWait = await budgets.loginAttemptsPerAddress.reserve(address);
+    const addressWait = await attemptLimits.loginAttemptsPerAddress.reserve(address);
     if (addressWait > 0) throw rateLimited(addressWait, 'too many failed sign-ins');
-    const accountWait = await budgets.loginAttemptsPerAccount.reserve(accountKey);
+    const accountWait = await attemptLimits.loginAttemptsPerAccount.reserve(accountKey);
     if (accountWait > 0) {
-      await budgets.loginAttemptsPerAddress.refund(address);
+      await attemptLimits.loginAttemptsPerAddress.refund(address);
       throw rateLimited(accountWait, 'too many failed sign-ins');
     }
   }
 
   async function refundAttempt(accountKey: string, address: string): Promise<void> {
     await Promise.all([
-      budgets.loginAttemptsPerAccount.refund(accountKey),
-      budgets.loginAttemptsPerAddress.refund(address),
+      attemptLimits.loginAttemptsPerAccount.refund(accountKey),
+      attemptLimits.loginAttemptsPerAddress.refund(address),
     ]);
   }
 
@@ -127,8 +126,8 @@ export function loginAction(deps: AccountsDeps) {
         throw new ApiError('unauthenticated', BAD_CREDENTIALS);
       }
       await Promise.all([
-        budgets.loginAttemptsPerAccount.reset(accountKey),
-        budgets.loginAttemptsPerAddress.refund(limitKey),
+        attemptLimits.loginAttemptsPerAccount.reset(accountKey),
+        attemptLimits.loginAttemptsPerAddress.refund(limitKey),
       ]);
       // Only someone who knows the password learns that the studio is paused.
       if (studio?.status === 'paused') {

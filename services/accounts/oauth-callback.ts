@@ -118,9 +118,7 @@ export function oauthCallbackAction(deps: AccountsDeps) {
     const claimableUntil = new Date(now.getTime() + deps.settings().STUDIO_OAUTH_STATE_TTL_S * 1000);
     const code = newSignInCode();
     try {
-      await deps.run(
-        oauthStreamId(flowId),
-        oauthDecider,
+      await deps.commands.oauth(
         {
           type: 'CompleteFlow',
           flowId,
@@ -131,7 +129,7 @@ export function oauthCallbackAction(deps: AccountsDeps) {
           claimableUntil: claimableUntil.toISOString(),
           codeHash: signInCodeHash(gw.secrets, flowId, code),
         },
-        ctx,
+        ctx.metadata,
       );
       return code;
     } catch (error) {
@@ -162,7 +160,7 @@ export function oauthCallbackAction(deps: AccountsDeps) {
         return;
       }
       const address = clientLimitKey(ctx);
-      const wait = await deps.budgets.oauthRejectionsPerAddress.waitMs(address);
+      const wait = await deps.attemptLimits.oauthRejectionsPerAddress.waitMs(address);
       if (wait > 0) {
         res.setHeader('Retry-After', String(Math.ceil(wait / 1000)));
         sendPage(res, 429, {
@@ -187,10 +185,8 @@ export function oauthCallbackAction(deps: AccountsDeps) {
           gw.logger.error({ err: error, requestId: ctx.requestId }, 'OAuth callback failed');
           failure = new FlowFailure('internal_error', 'unexpected error');
         }
-        await deps.budgets.oauthRejectionsPerAddress.spend(address);
-        await deps.run(
-          oauthStreamId(flowId),
-          oauthDecider,
+        await deps.attemptLimits.oauthRejectionsPerAddress.spend(address);
+        await deps.commands.oauth(
           {
             type: 'FailFlow',
             flowId,
@@ -198,7 +194,7 @@ export function oauthCallbackAction(deps: AccountsDeps) {
             message: failure.message,
             providerError: failure.providerError,
           },
-          ctx,
+          ctx.metadata,
         );
         // Only a flow this callback ended goes back to its redirect_to; a replay never redirects.
         if (flow.redirectTo !== null && flow.status === 'started' && failure.reason !== 'state_replayed') {

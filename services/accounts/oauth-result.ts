@@ -56,11 +56,9 @@ export function oauthResultAction(deps: AccountsDeps) {
       const tokenId = newId('tok');
       const codeHash = signInCodeHash(deps.gw.secrets, flowId, code);
       try {
-        const { events, state: after } = await deps.run(
-          stream,
-          oauthDecider,
+        const { events, state: after } = await deps.commands.oauth(
           { type: 'ClaimResult', flowId, tokenId, now, codeHash },
-          ctx,
+          ctx.metadata,
         );
         if (events[0]?.type === 'OAuthClaimRefused') {
           const left = MAX_CODE_FAILURES - after.codeFailures;

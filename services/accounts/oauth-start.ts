@@ -5,7 +5,7 @@ import { ApiError } from '../../shared/errors.ts';
 import { defineAction } from '../../shared/http/action.ts';
 import { studioId } from '../studios/studio-id.ts';
 import { type AccountsDeps, clientLimitKey } from './deps.ts';
-import { oauthDecider, oauthFlowId, oauthStreamId } from './oauth.ts';
+import { oauthFlowId } from './oauth.ts';
 import { PROVIDER_IDS } from './providers/index.ts';
 import { ProviderError } from './providers/types.ts';
 import { rateLimited } from './rate-limits.ts';
@@ -70,7 +70,7 @@ export function oauthStartAction(deps: AccountsDeps) {
           { param: 'redirect_to' },
         );
       }
-      const wait = await deps.budgets.oauthStartsPerAddress.reserve(clientLimitKey(ctx));
+      const wait = await deps.attemptLimits.oauthStartsPerAddress.reserve(clientLimitKey(ctx));
       if (wait > 0) throw rateLimited(wait, 'too many sign-ins started from this address');
 
       const state = client.randomState();
@@ -90,9 +90,7 @@ export function oauthStartAction(deps: AccountsDeps) {
       }
       const expiresAt = new Date(Date.now() + settings.STUDIO_OAUTH_STATE_TTL_S * 1000).toISOString();
       const flowId = oauthFlowId(state);
-      await deps.run(
-        oauthStreamId(flowId),
-        oauthDecider,
+      await deps.commands.oauth(
         {
           type: 'StartFlow',
           flowId,
@@ -103,7 +101,7 @@ export function oauthStartAction(deps: AccountsDeps) {
           sealedSecrets: deps.gw.secrets.encrypt(JSON.stringify({ codeVerifier, nonce })),
           expiresAt,
         },
-        ctx,
+        ctx.metadata,
       );
       return { authorization_url: authorizationUrl.href, state, expires_at: expiresAt };
     },

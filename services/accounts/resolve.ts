@@ -2,7 +2,6 @@ import { emailKey, identityKey } from '../../projections/accounts.ts';
 import type { AccountsEnv } from '../../shared/config.ts';
 import { newId } from '../../shared/crypto.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
-import { accountDecider, accountStreamId } from './account.ts';
 import type { AccountsDeps } from './deps.ts';
 import type { OAuthProfile } from './providers/types.ts';
 
@@ -53,9 +52,7 @@ export async function resolveAccount(
 
     const sameEmail = byEmail === undefined ? undefined : accounts.byEmail.get(byEmail);
     if (sameEmail !== undefined) {
-      await deps.run(
-        accountStreamId(sameEmail),
-        accountDecider,
+      await deps.commands.account(
         {
           type: 'LinkIdentity',
           accountId: sameEmail,
@@ -63,7 +60,7 @@ export async function resolveAccount(
           subject: profile.subject,
           email: verifiedEmail,
         },
-        ctx,
+        ctx.metadata,
       );
       return { kind: 'found', accountId: sameEmail, linked: true };
     }
@@ -77,9 +74,7 @@ export async function resolveAccount(
       };
     }
     const accountId = newId('acc');
-    await deps.run(
-      accountStreamId(accountId),
-      accountDecider,
+    await deps.commands.account(
       {
         type: 'CreateAccount',
         accountId,
@@ -90,7 +85,7 @@ export async function resolveAccount(
         sealedHash: null,
         link: { provider, subject: profile.subject },
       },
-      ctx,
+      ctx.metadata,
     );
     return { kind: 'created', accountId };
   });

@@ -1,8 +1,7 @@
 import type { AccountRecord } from '../../projections/accounts.ts';
-import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
-import { studioDecider, studioStreamId } from '../studios/studio.ts';
-import { accountDecider, accountStreamId, type LoginMethod } from './account.ts';
+import { issueToken } from '../studios/commands.ts';
+import type { LoginMethod } from './account.ts';
 import type { AccountsDeps } from './deps.ts';
 
 export interface SignedIn {
@@ -22,28 +21,20 @@ export async function signIn(
   ctx: ActionContext,
 ): Promise<SignedIn> {
   const account = deps.accounts().byId.get(sign.accountId)!;
-  const userToken = newUserToken();
-  const tokenId = sign.tokenId ?? newId('tok');
   const expiresAt = new Date(Date.now() + deps.settings().STUDIO_LOGIN_TTL_S * 1000).toISOString();
   const who = account.email ?? account.id;
-  await deps.run(
-    studioStreamId(account.studio_id),
-    studioDecider,
+  const { userToken, tokenId } = await issueToken(
+    deps.commands.studio,
     {
-      type: 'IssueToken',
       studioId: account.studio_id,
-      tokenId,
       name: `${who} (${sign.method === 'password' ? 'password' : sign.provider})`.slice(0, 200),
-      prefix: userToken.slice(0, 8),
-      tokenHash: sha256Hex(userToken),
       expiresAt,
       models: null,
+      ...(sign.tokenId === undefined ? {} : { tokenId: sign.tokenId }),
     },
-    ctx,
+    ctx.metadata,
   );
-  await deps.run(
-    accountStreamId(account.id),
-    accountDecider,
+  await deps.commands.account(
     {
       type: 'RecordLogin',
       accountId: account.id,
@@ -52,7 +43,7 @@ export async function signIn(
       provider: sign.provider,
       expiresAt,
     },
-    ctx,
+    ctx.metadata,
   );
   return { user_token: userToken, account: deps.accounts().byId.get(account.id)!, expires_at: expiresAt };
 }

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineAction, defineService } from '../../shared/http/action.ts';
 import { type FollowOptions, followAction } from './follow.ts';
+import { readAuditPage } from './page.ts';
 import { verifyLog } from './verify.ts';
-import { auditView, streamFilter, typeFilter } from './view.ts';
+import { streamFilter, typeFilter } from './view.ts';
 
 const MAX_LIMIT = 1000;
 
@@ -18,25 +19,21 @@ export function auditService(gw: GatewayContext, follow: FollowOptions) {
         action: 'events',
         method: 'GET',
         identities: ['admin'],
-        summary: 'Read the event log: every command of every actor, in order',
+        summary:
+          'Read the event log: every command of every actor, in order (a page: `limit` events, or fewer once they come to 8 MiB)',
         input: z.strictObject({
           after: z.coerce.number().int().min(0).default(0),
           limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(100),
           stream: streamFilter.optional(),
           type: typeFilter.optional(),
         }),
-        handler: async ({ after, limit, stream, type }) => {
-          const events = await gw.events.readAll({
+        handler: ({ after, limit, stream, type }) =>
+          readAuditPage(gw.events, {
             after,
             limit,
             ...(stream === undefined ? {} : { streamId: stream }),
             ...(type === undefined ? {} : { types: type.split(',') }),
-          });
-          return {
-            items: events.map(auditView),
-            next_after: events.length === limit ? events.at(-1)!.position : null,
-          };
-        },
+          }),
       }),
       defineAction({
         service: 'audit',

@@ -3,15 +3,15 @@ import type { TLSSocket } from 'node:tls';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import { z } from 'zod';
 import { consoleSessionsProjection } from '../../projections/console-sessions.ts';
+import { commandHandler } from '../../shared/command-handler.ts';
 import type { SecretBox } from '../../shared/crypto.ts';
-import { handleCommand } from '../../shared/decider.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventMetadata } from '../../shared/event-store/types.ts';
-import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { type AnyRoute, defineRoute, noInput } from '../../shared/http/action.ts';
 import type { Authenticator, Identity } from '../../shared/http/identity.ts';
 import type { StudioRequest, StudioResponse } from '../../shared/http/request.ts';
-import { consoleSessionDecider, consoleSessionStreamId } from './sign-out.ts';
+import { type ConsoleSessionCommand, consoleSessionDecider, consoleSessionStreamId } from './sign-out.ts';
 
 /**
  * The console's sign-in: the credential (admin key or user token) is kept in an HttpOnly cookie,
@@ -172,19 +172,17 @@ export function consoleSessionRoutes({ authenticator, sessions }: ConsoleSession
 
 /** Console sessions kept by a gateway: ended by events in the log, read from the read model. */
 export function gatewayConsoleSessions(gw: GatewayContext, publicUrl: string | undefined): ConsoleSessions {
+  const ends = commandHandler(consoleSessionDecider, {
+    events: gw.events,
+    streamOf: (command: ConsoleSessionCommand) => consoleSessionStreamId(command.sessionId),
+    readModels: gw.projections,
+  });
   return {
     secrets: gw.secrets,
     secure: publicUrl?.startsWith('https:') === true,
     ended: (id) => gw.projections.state(consoleSessionsProjection).has(id),
     async end(id, expiresAt, metadata) {
-      const result = await handleCommand(
-        gw.events,
-        consoleSessionStreamId(id),
-        consoleSessionDecider,
-        { type: 'EndConsoleSession', sessionId: id, expiresAt },
-        metadata,
-      );
-      await awaitReadModels(gw, result.position);
+      await ends({ type: 'EndConsoleSession', sessionId: id, expiresAt }, metadata);
     },
   };
 }

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { type EnvEntry, type EnvListItem, envProjection } from '../../projections/env.ts';
-import { handleCommand } from '../../shared/decider.ts';
+import { commandHandler } from '../../shared/command-handler.ts';
 import { ApiError } from '../../shared/errors.ts';
-import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
-import { type ActionContext, defineAction, defineService } from '../../shared/http/action.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
+import { defineAction, defineService } from '../../shared/http/action.ts';
 import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 import { parseDotenv } from './dotenv-file.ts';
-import { ENV_KEY_PATTERN, ENV_STREAM, type EnvCommand, envDecider } from './env.ts';
+import { ENV_KEY_PATTERN, ENV_STREAM, envDecider } from './env.ts';
 import { EnvReader, mask } from './reader.ts';
 import { storedValue } from './sealing.ts';
 
@@ -33,11 +33,11 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
     updated_at: entry.updated_at,
   });
 
-  async function run(command: EnvCommand, ctx: ActionContext) {
-    const result = await handleCommand(gw.events, ENV_STREAM, envDecider, command, ctx.metadata);
-    await awaitReadModels(gw, result.position);
-    return result;
-  }
+  const run = commandHandler(envDecider, {
+    events: gw.events,
+    streamOf: () => ENV_STREAM,
+    readModels: gw.projections,
+  });
 
   return defineService({
     id: 'env',
@@ -81,7 +81,7 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
         }),
         handler: async (input, ctx) => {
           const stored = storedValue(input.value, !input.secret, gw.secrets);
-          await run({ type: 'SetVariable', key: input.key, stored }, ctx);
+          await run({ type: 'SetVariable', key: input.key, stored }, ctx.metadata);
           return { item: view(entries().get(input.key)!) };
         },
       }),
@@ -93,7 +93,7 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
         summary: 'Remove an env variable from the store',
         input: z.strictObject({ key }),
         handler: async (input, ctx) => {
-          await run({ type: 'RemoveVariable', key: input.key }, ctx);
+          await run({ type: 'RemoveVariable', key: input.key }, ctx.metadata);
           return { key: input.key, removed: true };
         },
       }),
@@ -121,7 +121,7 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
           const unknownPublic = [...publicKeys].filter((k) => !inFile.has(k));
           const result = await run(
             { type: 'ImportVariables', entries: entriesToImport, overwrite: input.overwrite },
-            ctx,
+            ctx.metadata,
           );
           const summary = result.events.find((e) => e.type === 'EnvImported')?.data;
           return {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
-import { FailingReads, until } from '../../shared/event-store/testing.ts';
+import { FailingReads } from '../../shared/event-store/testing.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { EffectDispatcher } from './effects.ts';
 import type { PluginManager } from './plugins/manager.ts';
 
@@ -30,17 +31,17 @@ describe('EffectDispatcher', () => {
     await effects.start();
     try {
       await store.append('session-a', [{ type: 'Tick', data: 1 }], system);
-      await until(() => dispatched.length === 1, 'the first event');
+      await waitUntil(() => dispatched.length === 1, 'the first event');
 
       reads.failing = true;
       await store.append('session-a', [{ type: 'Tick', data: 2 }], system);
-      await until(() => reads.failures >= 3, 'three failed reads');
+      await waitUntil(() => reads.failures >= 3, 'three failed reads');
       await store.append('session-a', [{ type: 'Tick', data: 3 }], system);
       reads.failing = false;
 
-      await until(() => dispatched.length >= 3, 'the events appended while reads failed');
+      await waitUntil(() => dispatched.length >= 3, 'the events appended while reads failed');
       await store.append('session-a', [{ type: 'Tick', data: 4 }], system);
-      await until(() => dispatched.length >= 4, 'an event after the outage');
+      await waitUntil(() => dispatched.length >= 4, 'an event after the outage');
       expect(dispatched).toEqual([1, 2, 3, 4]);
     } finally {
       await effects.stop();

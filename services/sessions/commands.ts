@@ -1,4 +1,5 @@
-import { AggregateCache, type CommandResult, handleCommand, loadAggregate } from '../../shared/decider.ts';
+import { commandHandler, type ReadYourWrites } from '../../shared/command-handler.ts';
+import { AggregateCache, type CommandResult, loadAggregate } from '../../shared/decider.ts';
 import type { EventMetadata, EventStore } from '../../shared/event-store/types.ts';
 import { KeyedLock } from '../../shared/keyed-lock.ts';
 import type { ProjectionRunner } from '../../shared/projections/runner.ts';
@@ -29,19 +30,15 @@ export class SessionCommands {
    * Runs a command on a session under its lock and waits (bounded) until the read model shows it;
    * with `mustShow`, a read model that does not get there is a 503 `unavailable`.
    */
-  run(
+  handle(
     sessionId: string,
     command: SessionCommand,
     metadata: EventMetadata = { actor: 'runtime' },
     mustShow = false,
   ) {
-    return this.#locks.run(sessionId, async () => {
-      const result = await this.#handle(sessionId, command, metadata);
-      if (result.position === undefined) return result;
-      if (mustShow) await this.projections.awaitReadModels(result.position);
-      else await this.projections.waitFor(result.position);
-      return result;
-    });
+    return this.#locks.run(sessionId, () =>
+      this.#handle(sessionId, command, metadata, mustShow ? 'required' : 'best-effort'),
+    );
   }
 
   /** Runs `work` under the session's lock, with `decide` to decide a command and `state` to read the state. */
@@ -55,7 +52,7 @@ export class SessionCommands {
     return this.#locks.run(sessionId, () =>
       work({
         state: () => this.#state(sessionId),
-        decide: (command, metadata) => this.#handle(sessionId, command, metadata),
+        decide: (command, metadata) => this.#handle(sessionId, command, metadata, 'none'),
       }),
     );
   }
@@ -70,15 +67,21 @@ export class SessionCommands {
     return this.#locks.idle();
   }
 
-  #handle(sessionId: string, command: SessionCommand, metadata: EventMetadata): Promise<Decided> {
-    return handleCommand(
-      this.events,
-      sessionStreamId(sessionId),
-      sessionDecider,
-      command,
-      metadata,
-      this.#cache,
-    );
+  /** The session's command handler (its commands do not all name it, so it is made per session). */
+  #handle(
+    sessionId: string,
+    command: SessionCommand,
+    metadata: EventMetadata,
+    readYourWrites: ReadYourWrites,
+  ): Promise<Decided> {
+    const handle = commandHandler(sessionDecider, {
+      events: this.events,
+      streamOf: () => sessionStreamId(sessionId),
+      cache: this.#cache,
+      readModels: this.projections,
+      readYourWrites,
+    });
+    return handle(command, metadata);
   }
 
   /** The session's decision state, from the cache plus whatever was appended since. */

@@ -56,9 +56,9 @@ export class SessionService {
     return view;
   }
 
-  /** Runs a command on a session (see `SessionCommands.run`). */
-  runCommand(sessionId: string, command: SessionCommand, metadata?: EventMetadata, mustShow = false) {
-    return this.#commands.run(sessionId, command, metadata, mustShow);
+  /** Runs a command on a session (see `SessionCommands.handle`). */
+  handle(sessionId: string, command: SessionCommand, metadata?: EventMetadata, mustShow = false) {
+    return this.#commands.handle(sessionId, command, metadata, mustShow);
   }
 
   async create(input: {
@@ -71,7 +71,7 @@ export class SessionService {
     metadata?: EventMetadata;
   }): Promise<SessionView> {
     const sessionId = input.sessionId ?? newSessionId();
-    await this.runCommand(
+    await this.handle(
       sessionId,
       {
         type: 'CreateSession',
@@ -187,7 +187,7 @@ export class SessionService {
   async resume(): Promise<void> {
     for (const view of this.options.projections.state(sessionsProjection).values()) {
       if (view.running) {
-        await this.runCommand(view.session.id, {
+        await this.handle(view.session.id, {
           type: 'FailTurn',
           turnId: view.running,
           error: 'the runtime restarted during this turn',

@@ -1,14 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
-import { FailingReads, until as waitUntil } from '../../shared/event-store/testing.ts';
+import { FailingReads } from '../../shared/event-store/testing.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { MAX_EVENTS_PER_TICK, StreamHub } from './stream-hub.ts';
-
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
-  expect(check()).toBe(true);
-};
 
 const ticks = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) => ({ type: 'Tick', data: { n: from + i } }));
@@ -23,9 +19,9 @@ describe('StreamHub', () => {
       hub.listen('s-1', -1, (batch) => into.push(...batch.map((e) => e.revision))),
     );
     await store.append('s-1', ticks(0, 3), system);
-    await until(() => seen.every((s) => s.length === 3));
+    await waitUntil(() => seen.every((s) => s.length === 3), 'every listener saw three events');
     await store.append('s-1', ticks(3, 2), system);
-    await until(() => seen.every((s) => s.length === 5));
+    await waitUntil(() => seen.every((s) => s.length === 5), 'every listener saw five events');
     expect(seen).toEqual([
       [0, 1, 2, 3, 4],
       [0, 1, 2, 3, 4],
@@ -41,7 +37,7 @@ describe('StreamHub', () => {
     const batches: (readonly StoredEvent[])[][] = [[], []];
     const leaves = batches.map((into) => hub.listen('s-1', -1, (batch) => into.push(batch)));
     await store.append('s-1', ticks(0, 5), system);
-    await until(() => batches.every((b) => b.length > 0));
+    await waitUntil(() => batches.every((b) => b.length > 0), 'every listener got a batch');
     expect(batches[0]).toHaveLength(1);
     expect(batches[0]?.[0]?.map((e) => e.revision)).toEqual([0, 1, 2, 3, 4]);
     expect(batches[1]?.[0]).toBe(batches[0]?.[0]);
@@ -69,7 +65,7 @@ describe('StreamHub', () => {
     setImmediate(watch);
     const total = 2 * MAX_EVENTS_PER_TICK + 10;
     await store.append('s-1', ticks(0, total), system);
-    await until(() => delivered === total);
+    await waitUntil(() => delivered === total, 'every event was delivered');
     watching = false;
 
     expect(sizes).toEqual([MAX_EVENTS_PER_TICK, MAX_EVENTS_PER_TICK, 10]);
@@ -85,7 +81,7 @@ describe('StreamHub', () => {
     const seen: number[] = [];
     const leave = hub.listen('s-1', -1, (batch) => seen.push(...batch.map((e) => e.revision)));
     await store.append('s-1', ticks(0, 1), system);
-    await until(() => seen.length === 1);
+    await waitUntil(() => seen.length === 1, 'the listener saw the event');
     leave();
     await store.append('s-1', ticks(1, 1), system);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -94,7 +90,7 @@ describe('StreamHub', () => {
     // A new listener starts a new tail from where it asks.
     const again: number[] = [];
     const leaveAgain = hub.listen('s-1', 0, (batch) => again.push(...batch.map((e) => e.revision)));
-    await until(() => again.length === 1);
+    await waitUntil(() => again.length === 1, 'the new listener saw the event');
     expect(again).toEqual([1]);
     leaveAgain();
     hub.close();
@@ -109,7 +105,7 @@ describe('StreamHub across failed reads', () => {
     const seen: number[] = [];
     const leave = hub.listen('s-1', -1, (batch) => seen.push(...batch.map((e) => e.revision)));
     await store.append('s-1', ticks(0, 3), system);
-    await until(() => seen.length === 3);
+    await waitUntil(() => seen.length === 3, 'the listener saw three events');
 
     reads.failing = true;
     await store.append('s-1', ticks(3, 2), system);
@@ -119,9 +115,9 @@ describe('StreamHub across failed reads', () => {
     await store.append('s-1', ticks(5, 2), system);
 
     reads.failing = false;
-    await until(() => seen.length >= 7);
+    await waitUntil(() => seen.length >= 7, 'the listener saw seven events');
     await store.append('s-1', ticks(7, 1), system);
-    await until(() => seen.length >= 8);
+    await waitUntil(() => seen.length >= 8, 'the listener saw eight events');
     expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(hub.health()).toEqual({ tails: 1, stalled: 0, stalled_since: null });
     leave();

@@ -88,7 +88,7 @@ export class TurnQueue {
   async #runOne(sessionId: string, turnId: string): Promise<void> {
     const { commands } = this.options;
     const queued = await this.#turnInput(sessionId, turnId);
-    await commands.run(sessionId, { type: 'StartTurn', turnId });
+    await commands.handle(sessionId, { type: 'StartTurn', turnId });
     const controller = new AbortController();
     this.#running.set(sessionId, controller);
     let outcome: TurnOutcome;
@@ -97,10 +97,10 @@ export class TurnQueue {
         { sessionId, turnId, text: queued.text, attachments: queued.attachments },
         {
           signal: controller.signal,
-          runCommand: async (command) => void (await commands.run(sessionId, command)),
+          record: async (command) => void (await commands.handle(sessionId, command)),
         },
       );
-      await commands.run(sessionId, { type: 'CompleteTurn', turnId });
+      await commands.handle(sessionId, { type: 'CompleteTurn', turnId });
       outcome = { status: 'completed', turnId };
     } catch (error) {
       const cancelled = controller.signal.aborted;
@@ -109,7 +109,7 @@ export class TurnQueue {
         ? { status: 'cancelled', turnId, reason: this.#stopped ? 'the runtime stopped' : 'cancelled' }
         : { status: 'failed', turnId, error: message };
       try {
-        await commands.run(
+        await commands.handle(
           sessionId,
           cancelled
             ? {

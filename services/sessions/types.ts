@@ -31,8 +31,8 @@ export type TurnOutcome =
   | { status: 'failed'; turnId: string; error: string }
   | { status: 'cancelled'; turnId: string; reason: string };
 
-/** Runs one turn's work (the agent loop); what happens is appended through `runCommand`. */
+/** Runs one turn's work (the agent loop); what happens is appended through `record`. */
 export type TurnRunner = (
   turn: Turn,
-  ctx: { signal: AbortSignal; runCommand: (command: SessionCommand) => Promise<void> },
+  ctx: { signal: AbortSignal; record: (command: SessionCommand) => Promise<void> },
 ) => Promise<void>;

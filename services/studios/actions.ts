@@ -1,16 +1,15 @@
 import { z } from 'zod';
 import { studiosProjection } from '../../projections/studios.ts';
 import { tokensProjection } from '../../projections/tokens.ts';
-import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
-import { handleCommand } from '../../shared/decider.ts';
+import { newId } from '../../shared/crypto.ts';
 import { ApiError } from '../../shared/errors.ts';
-import { awaitReadModels, type GatewayContext } from '../../shared/gateway-context.ts';
-import { type ActionContext, defineAction, defineService } from '../../shared/http/action.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
+import { defineAction, defineService } from '../../shared/http/action.ts';
 import { modelPatterns } from '../../shared/model-patterns.ts';
 import { budgetActions } from './budget-actions.ts';
+import { issueToken, studioCommands } from './commands.ts';
 import { limitActions } from './limit-actions.ts';
 import { cacheTtlS } from './settings.ts';
-import { type StudioCommand, studioDecider, studioStreamId } from './studio.ts';
 import { studioId } from './studio-id.ts';
 
 const admin = ['admin'] as const;
@@ -21,17 +20,7 @@ export function studiosService(gw: GatewayContext) {
   const studios = () => gw.projections.state(studiosProjection);
   const tokens = () => gw.projections.state(tokensProjection);
 
-  async function run(command: StudioCommand, ctx: ActionContext) {
-    const result = await handleCommand(
-      gw.events,
-      studioStreamId(command.studioId),
-      studioDecider,
-      command,
-      ctx.metadata,
-    );
-    await awaitReadModels(gw, result.position);
-    return result;
-  }
+  const run = studioCommands(gw);
 
   const studioRecord = (id: string) => {
     const record = studios().get(id);
@@ -71,7 +60,7 @@ export function studiosService(gw: GatewayContext) {
         }),
         handler: async ({ name, studio_id, cache_ttl_s }, ctx) => {
           const id = studio_id ?? newId('std');
-          await run({ type: 'CreateStudio', studioId: id, name, cacheTtlS: cache_ttl_s }, ctx);
+          await run({ type: 'CreateStudio', studioId: id, name, cacheTtlS: cache_ttl_s }, ctx.metadata);
           return studioRecord(id);
         },
       }),
@@ -83,7 +72,10 @@ export function studiosService(gw: GatewayContext) {
         summary: "Change a studio's settings: how long its answers are cached (0: not cached)",
         input: z.strictObject({ studio_id: studioId, cache_ttl_s: cacheTtlS }),
         handler: async ({ studio_id, cache_ttl_s }, ctx) => {
-          await run({ type: 'ChangeStudioSettings', studioId: studio_id, cacheTtlS: cache_ttl_s }, ctx);
+          await run(
+            { type: 'ChangeStudioSettings', studioId: studio_id, cacheTtlS: cache_ttl_s },
+            ctx.metadata,
+          );
           return studioRecord(studio_id);
         },
       }),
@@ -95,7 +87,7 @@ export function studiosService(gw: GatewayContext) {
         summary: 'Pause a studio: its tokens answer 403 studio_paused',
         input: z.strictObject({ studio_id: studioId, reason: z.string().max(500).optional() }),
         handler: async ({ studio_id, reason }, ctx) => {
-          await run({ type: 'PauseStudio', studioId: studio_id, reason: reason ?? null }, ctx);
+          await run({ type: 'PauseStudio', studioId: studio_id, reason: reason ?? null }, ctx.metadata);
           return studioRecord(studio_id);
         },
       }),
@@ -107,7 +99,7 @@ export function studiosService(gw: GatewayContext) {
         summary: 'Activate a paused studio',
         input: z.strictObject({ studio_id: studioId }),
         handler: async ({ studio_id }, ctx) => {
-          await run({ type: 'ActivateStudio', studioId: studio_id }, ctx);
+          await run({ type: 'ActivateStudio', studioId: studio_id }, ctx.metadata);
           return studioRecord(studio_id);
         },
       }),
@@ -119,7 +111,7 @@ export function studiosService(gw: GatewayContext) {
         summary: 'Remove a studio for good; its tokens are revoked, its stream is kept',
         input: z.strictObject({ studio_id: studioId }),
         handler: async ({ studio_id }, ctx) => {
-          await run({ type: 'RemoveStudio', studioId: studio_id }, ctx);
+          await run({ type: 'RemoveStudio', studioId: studio_id }, ctx.metadata);
           return studioRecord(studio_id);
         },
       }),
@@ -138,22 +130,13 @@ export function studiosService(gw: GatewayContext) {
           models: modelPatterns.nullable().optional(),
         }),
         handler: async ({ studio_id, name, expires_in_s, models }, ctx) => {
-          const userToken = newUserToken();
           const tokenId = newId('tok');
           const expiresAt =
             expires_in_s === undefined ? null : new Date(Date.now() + expires_in_s * 1000).toISOString();
-          await run(
-            {
-              type: 'IssueToken',
-              studioId: studio_id,
-              tokenId,
-              name: name ?? 'token',
-              prefix: userToken.slice(0, 8),
-              tokenHash: sha256Hex(userToken),
-              expiresAt,
-              models: models ?? null,
-            },
-            ctx,
+          const { userToken } = await issueToken(
+            run,
+            { studioId: studio_id, tokenId, name: name ?? 'token', expiresAt, models: models ?? null },
+            ctx.metadata,
           ).catch((error: unknown) => {
             throw unshownToken(error, tokenId);
           });
@@ -191,7 +174,7 @@ export function studiosService(gw: GatewayContext) {
         handler: async ({ token_id }, ctx) => {
           const token = tokens().byId.get(token_id);
           if (!token) throw new ApiError('not_found', `token ${token_id} does not exist`);
-          await run({ type: 'RevokeToken', studioId: token.studio_id, tokenId: token_id }, ctx);
+          await run({ type: 'RevokeToken', studioId: token.studio_id, tokenId: token_id }, ctx.metadata);
           return { token: tokens().byId.get(token_id) };
         },
       }),

@@ -1,15 +1,10 @@
 import { z } from 'zod';
 import { budgetsProjection } from '../../projections/budgets.ts';
-import { type GatewayContext, runCommand } from '../../shared/gateway-context.ts';
-import { type ActionContext, defineAction } from '../../shared/http/action.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
+import { defineAction } from '../../shared/http/action.ts';
 import { budgetView } from './budget-view.ts';
-import {
-  BUDGET_MODES,
-  BUDGET_WINDOWS,
-  type BudgetCommand,
-  budgetsDecider,
-  budgetsStreamId,
-} from './budgets.ts';
+import { BUDGET_MODES, BUDGET_WINDOWS } from './budgets.ts';
+import { budgetCommands } from './commands.ts';
 import { studioScope } from './scope.ts';
 import { studioId } from './studio-id.ts';
 
@@ -20,8 +15,7 @@ const tokenId = z.string().min(1).max(100);
 export function budgetActions(gw: GatewayContext) {
   const budgets = () => gw.projections.state(budgetsProjection);
 
-  const run = (command: BudgetCommand, ctx: ActionContext) =>
-    runCommand(gw, budgetsStreamId(command.studioId), budgetsDecider, command, ctx.metadata);
+  const run = budgetCommands(gw);
 
   const owner = { studio_id: studioId, token_id: tokenId.optional() };
 
@@ -49,7 +43,7 @@ export function budgetActions(gw: GatewayContext) {
             window: input.window,
             mode: input.mode,
           },
-          ctx,
+          ctx.metadata,
         );
         return budgetView(
           budgets(),
@@ -82,7 +76,7 @@ export function budgetActions(gw: GatewayContext) {
       input: z.strictObject(owner),
       handler: async ({ studio_id, token_id }, ctx) => {
         studioScope(gw, studio_id, undefined);
-        await run({ type: 'RemoveBudget', studioId: studio_id, tokenId: token_id ?? null }, ctx);
+        await run({ type: 'RemoveBudget', studioId: studio_id, tokenId: token_id ?? null }, ctx.metadata);
         return { removed: true, studio_id, token_id: token_id ?? null };
       },
     }),

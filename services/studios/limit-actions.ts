@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { type LimitRecord, limitsProjection } from '../../projections/limits.ts';
 import { ApiError } from '../../shared/errors.ts';
-import { type GatewayContext, runCommand } from '../../shared/gateway-context.ts';
-import { type ActionContext, defineAction } from '../../shared/http/action.ts';
-import { type LimitsCommand, limitsDecider, limitsStreamId, scopeKey } from './limits.ts';
+import type { GatewayContext } from '../../shared/gateway-context.ts';
+import { defineAction } from '../../shared/http/action.ts';
+import { limitCommands } from './commands.ts';
+import { scopeKey } from './limits.ts';
 import { studioScope } from './scope.ts';
 import { studioId } from './studio-id.ts';
 
@@ -18,8 +19,7 @@ const positiveAtMost = (max: number) => z.number().int().positive().max(max);
 export function limitActions(gw: GatewayContext) {
   const limits = () => gw.projections.state(limitsProjection);
 
-  const run = (command: LimitsCommand, ctx: ActionContext) =>
-    runCommand(gw, limitsStreamId(command.studioId), limitsDecider, command, ctx.metadata);
+  const run = limitCommands(gw);
 
   const record = (studio_id: string, token_id: string | null): LimitRecord | undefined =>
     limits().get(studio_id)?.get(scopeKey(token_id));
@@ -50,7 +50,7 @@ export function limitActions(gw: GatewayContext) {
             tokenId,
             limits: { rpm: rpm ?? null, tpm: tpm ?? null, maxConcurrent: max_concurrent ?? null },
           },
-          ctx,
+          ctx.metadata,
         );
         return record(studio_id, tokenId);
       },
@@ -80,7 +80,7 @@ export function limitActions(gw: GatewayContext) {
       input: z.strictObject({ studio_id: studioId, token_id: tokenId.optional() }),
       handler: async ({ studio_id, token_id }, ctx) => {
         const { tokenId } = studioScope(gw, studio_id, token_id);
-        await run({ type: 'RemoveLimits', studioId: studio_id, tokenId }, ctx);
+        await run({ type: 'RemoveLimits', studioId: studio_id, tokenId }, ctx.metadata);
         return { studio_id, token_id: tokenId, removed: true };
       },
     }),

@@ -20,12 +20,3 @@ export class FailingReads {
     };
   }
 }
-
-/** Polls `check` every few ms until it holds (or fails the test after ~5 s). */
-export async function until(check: () => boolean | Promise<boolean>, what = 'the condition'): Promise<void> {
-  for (let i = 0; i < 1_000; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`${what} did not hold within 5 s`);
-}

@@ -4,7 +4,8 @@ import { tokensProjection } from '../../projections/tokens.ts';
 import type { StudioEvent } from '../../services/studios/studio.ts';
 import { ApiError } from '../errors.ts';
 import { MemoryEventStore } from '../event-store/memory.ts';
-import { FailingReads, until } from '../event-store/testing.ts';
+import { FailingReads } from '../event-store/testing.ts';
+import { waitUntil } from '../testing/wait.ts';
 import { MemoryCheckpointStore } from './checkpoints.ts';
 import { defineProjection } from './projection.ts';
 import { rebuildProjection } from './rebuild.ts';
@@ -175,14 +176,14 @@ describe('ProjectionRunner across failed reads of the log', () => {
 
     reads.failing = true;
     await store.append('studio-a', [paused('a')], { metadata: meta }); // wakes the runner; its read fails
-    await until(() => reads.failures >= 3, 'three failed reads');
+    await waitUntil(() => reads.failures >= 3, 'three failed reads');
     await store.append('studio-b', [created('b'), issued('b', 't2')], { metadata: meta });
 
     reads.failing = false;
     expect(await r.waitFor(await store.headPosition())).toBe(true);
     expect(r.state(studiosProjection).get('a')?.status).toBe('paused');
     expect(r.state(tokensProjection).byHash.get('hash-t2')).toBe('t2');
-    await until(() => r.liveness.state === 'live', 'live again');
+    await waitUntil(() => r.liveness.state === 'live', 'live again');
     expect(r.liveness.report()).toEqual({
       state: 'live',
       stalled_since: null,
@@ -208,7 +209,7 @@ describe('ProjectionRunner across failed reads of the log', () => {
 
     reads.failing = true;
     const { position } = await store.append('studio-a', [created('a')], { metadata: meta });
-    await until(() => reads.failures >= 2, 'failed reads');
+    await waitUntil(() => reads.failures >= 2, 'failed reads');
     expect(r.liveness.state).toBe('stalled');
     expect(r.liveness.report()).toMatchObject({
       failed_reads: reads.failures,
@@ -217,7 +218,7 @@ describe('ProjectionRunner across failed reads of the log', () => {
     const since = Date.parse(r.liveness.report().stalled_since!);
     expect(r.liveness.isStale(since + 49)).toBe(false);
     expect(r.liveness.isStale(since + 50)).toBe(true);
-    await until(() => r.liveness.isStale(), 'stale');
+    await waitUntil(() => r.liveness.isStale(), 'stale');
     let refused: unknown;
     try {
       r.liveness.assertFresh('tokens');
@@ -234,7 +235,7 @@ describe('ProjectionRunner across failed reads of the log', () => {
 
     reads.failing = false;
     await r.awaitReadModels(position, 2_000);
-    await until(() => !r.liveness.isStale(), 'fresh again');
+    await waitUntil(() => !r.liveness.isStale(), 'fresh again');
     expect(r.state(studiosProjection).get('a')?.status).toBe('active');
     expect(r.liveness.report()).toEqual({
       state: 'live',
@@ -263,7 +264,7 @@ describe('ProjectionRunner across failed reads of the log', () => {
     runners.push(r);
     await r.start();
     await store.append('studio-a', [created('a'), paused('a')], { metadata: meta });
-    await until(() => r.liveness.state === 'stalled', 'stalled');
-    await until(() => r.liveness.isStale(), 'stale');
+    await waitUntil(() => r.liveness.state === 'stalled', 'stalled');
+    await waitUntil(() => r.liveness.isStale(), 'stale');
   });
 });

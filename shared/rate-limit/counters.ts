@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
 import { type AdmissionStore, memoryAdmissions } from './admissions.ts';
 import {
   COUNTERS_TABLE,
@@ -10,21 +9,13 @@ import {
   postgresAdmissions,
 } from './postgres-admissions.ts';
 
-/** A fixed-window counter per key: `points` per `durationS` seconds. */
-export interface CounterOptions {
-  name: string;
-  points: number;
-  durationS: number;
-}
-
 /**
  * Where rate-limit counters live. In memory they are this process's; in PostgreSQL or Redis every
  * gateway on the database counts against the same numbers, so N gateways do not allow N times as much.
  */
 export interface CounterStore {
   readonly kind: 'memory' | 'postgres' | 'redis';
-  limiter(options: CounterOptions): RateLimiterAbstract;
-  /** Generations' rate limits (counts and slots held at once), in the same place as the counters. */
+  /** Counts in fixed windows and slots held at once: generations' rate limits, login attempts. */
   readonly admissions: AdmissionStore;
   close(): Promise<void>;
 }
@@ -32,8 +23,6 @@ export interface CounterStore {
 export function memoryCounters(): CounterStore {
   return {
     kind: 'memory',
-    limiter: ({ name, points, durationS }) =>
-      new RateLimiterMemory({ keyPrefix: name, points, duration: durationS }),
     admissions: memoryAdmissions(),
     close: async () => undefined,
   };
@@ -97,18 +86,6 @@ export async function postgresCounters(connectionString: string): Promise<Counte
   void sweep();
   return {
     kind: 'postgres',
-    limiter({ name, points, durationS }) {
-      return new RateLimiterPostgres({
-        storeClient: pool,
-        storeType: 'pool',
-        tableName: COUNTERS_TABLE,
-        tableCreated: true,
-        clearExpiredByTimeout: false,
-        keyPrefix: name,
-        points,
-        duration: durationS,
-      });
-    },
     admissions: postgresAdmissions(pool),
     async close() {
       clearInterval(sweeper);

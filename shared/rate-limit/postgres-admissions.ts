@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { AdmissionStore, Count } from './admissions.ts';
 
-/** Fixed-window counts, rate-limiter-flexible's table (the login counters are its rows too). */
+/** Fixed-window counts: generations' requests and tokens, and login and OAuth attempts. */
 export const COUNTERS_TABLE = 'studio_rate_limits';
 export const LEASES_TABLE = 'studio_rate_leases';
 /** The class of the two-key advisory locks taken per slot key (the second key is its hash). */
@@ -11,8 +11,8 @@ export const CREATE_COUNTERS_TABLE = `CREATE UNLOGGED TABLE IF NOT EXISTS ${COUN
 export const CREATE_LEASES_TABLE = `CREATE UNLOGGED TABLE IF NOT EXISTS ${LEASES_TABLE} (key varchar(255) NOT NULL, lease_id varchar(64) NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (key, lease_id))`;
 
 /**
- * Adds `p_amount` to a count in its fixed window, as rate-limiter-flexible does (a row whose
- * `expire` has passed starts a new window), and answers the count and its window's end.
+ * Adds `p_amount` to a count in its fixed window (a row whose `expire` has passed starts a new
+ * window), and answers the count and its window's end.
  */
 const CREATE_COUNT_FUNCTION = `CREATE OR REPLACE FUNCTION studio_rate_count(
   p_key varchar, p_amount integer, p_now bigint, p_window_ms bigint, OUT used integer, OUT ends_at bigint

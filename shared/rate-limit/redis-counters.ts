@@ -1,10 +1,9 @@
 import type { Redis } from 'ioredis';
-import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { redactUrl } from '../event-store/redact.ts';
 import type { AdmissionStore } from './admissions.ts';
 import type { CounterStore } from './counters.ts';
 
-// Counts as rate-limiter-flexible keeps them (an integer that expires with its window); slots as
+// Counts as an integer that expires with its window; slots as
 // one sorted set per key (member: lease id; score: when it runs out). Each script runs atomically.
 // KEYS: the request keys, the token keys, the slot keys. ARGV: how many of each, now, the window,
 // the lease id, the lease's length, then the request limits, token limits and slot maxima.
@@ -145,8 +144,6 @@ export async function redisCounters(url: string): Promise<CounterStore> {
   }
   return {
     kind: 'redis',
-    limiter: ({ name, points, durationS }) =>
-      new RateLimiterRedis({ storeClient: client, keyPrefix: name, points, duration: durationS }),
     admissions: redisAdmissions(client),
     async close() {
       await client.quit().catch(() => client.disconnect());

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminOk, createStudio } from '../support/admin.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { adminOk, createStudio } from './support/accounts.ts';
 
 // The admin side of accounts: create, list, remove, over real HTTP.
 

@@ -4,8 +4,9 @@ import { loginAction } from '../../services/accounts/login.ts';
 import { SecretBox } from '../../shared/crypto.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { ActionContext } from '../../shared/http/action.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
+import { adminOk, createStudio } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { adminOk, createStudio } from './support/accounts.ts';
 import { closeAgents, fromAddress } from './support/from-address.ts';
 
 // How login attempts are counted and checked under load: counted before the password is checked,
@@ -100,7 +101,7 @@ describe('attempts are counted before the password is checked', () => {
       }),
     );
     // Everything past the account's budget of 5 is refused without waiting for a verification.
-    await vi.waitFor(() => expect(answers.length).toBe(194), { timeout: 10_000 });
+    await waitUntil(() => answers.length === 194, '194 answers are in', 10_000);
     expect(new Set(answers)).toEqual(new Set([429]));
     const right = await login({ studio_id: studio, email: 'target@example.com', password }, from);
     expect(right.status, right.text).toBe(429);
@@ -141,7 +142,7 @@ describe('Argon2 verifications are bounded', () => {
       ),
     );
     const refused = 60 - ARGON2_SLOTS - ARGON2_QUEUE;
-    await vi.waitFor(() => expect(answers.length).toBe(refused), { timeout: 10_000 });
+    await waitUntil(() => answers.length === refused, `${refused} answers are in`, 10_000);
     expect(argon2.inFlight).toBe(ARGON2_SLOTS);
     open();
     const all = await Promise.all(requests);

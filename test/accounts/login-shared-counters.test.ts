@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COUNTERS_TABLE } from '../../shared/rate-limit/postgres-admissions.ts';
+import { adminOk, createStudio } from '../support/admin.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
-import { adminOk, createStudio } from './support/accounts.ts';
 import { closeAgents, fromAddress } from './support/from-address.ts';
 
 // Two gateways on one PostgreSQL database count login attempts against the same numbers: a

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../shared/crypto.ts';
+import { adminOk, createStudio } from '../support/admin.ts';
 import { expectApiError, sleep, startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { adminOk, auditLog, createStudio, secretsIn } from './support/accounts.ts';
+import { auditLog, secretsIn } from './support/accounts.ts';
 import { closeAgents, fromAddress } from './support/from-address.ts';
 
 // POST /v1/accounts/login over real HTTP. Rate limits are per client address, so each test that

@@ -3,6 +3,7 @@ import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GOOGLE_ISSUER, googleProvider } from '../../services/accounts/providers/google.ts';
 import { sha256Hex } from '../../shared/crypto.ts';
+import { adminOk, createStudio } from '../support/admin.ts';
 import {
   type ApiResponse,
   expectApiError,
@@ -11,7 +12,7 @@ import {
   startTestGateway,
   type TestGateway,
 } from '../support/gateway.ts';
-import { adminOk, auditLog, createStudio, secretsIn } from './support/accounts.ts';
+import { auditLog, secretsIn } from './support/accounts.ts';
 import { Browser } from './support/browser.ts';
 import { CALLBACK_PATH, cancelAtProvider, shownSignInCode, signInAtProvider } from './support/flow.ts';
 import { closeAgents, fromAddress, getFrom } from './support/from-address.ts';

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studiosProjection } from '../../projections/studios.ts';
 import { redisCacheStore } from '../../services/ai/cache/redis-store.ts';
-import { adminOk, MODEL, newStudio, startGatewayPair, until } from '../governance/limited-gateway.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
+import { MODEL, newStudio, startGatewayPair } from '../governance/limited-gateway.ts';
+import { adminOk } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { openAiMock, type WireMock } from '../support/mock-ai-upstreams.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
@@ -42,8 +44,9 @@ describe.skipIf(skip !== undefined)(
       const { studioId, token } = await newStudio(a);
       await adminOk(a, 'POST', '/v1/studios/settings', { studio_id: studioId, cache_ttl_s: 300 });
       // B learns of the setting from the log.
-      await until('B holds the setting', () =>
-        Boolean(b.running.ctx.projections.state(studiosProjection).get(studioId)?.cache_ttl_s),
+      await waitUntil(
+        () => Boolean(b.running.ctx.projections.state(studiosProjection).get(studioId)?.cache_ttl_s),
+        'B holds the setting',
       );
       const messages = [{ role: 'user', content: 'shared between gateways' }];
       const chat = (gw: TestGateway, stream = false) =>

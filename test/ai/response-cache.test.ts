@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GenerationData } from '../../services/ai/usage/events.ts';
 import { MAX_CACHE_TTL_S } from '../../services/studios/settings.ts';
-import { adminOk, MODEL, newStudio, startLimitedGateway } from '../governance/limited-gateway.ts';
+import { MODEL, newStudio, startLimitedGateway } from '../governance/limited-gateway.ts';
+import { adminOk } from '../support/admin.ts';
 import { type ApiResponse, expectApiError, type TestGateway } from '../support/gateway.ts';
 import { openAiMock, type WireMock } from '../support/mock-ai-upstreams.ts';
 

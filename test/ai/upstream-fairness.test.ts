@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { expectApiError } from '../support/gateway.ts';
 import {
   gate,
@@ -95,11 +96,6 @@ const quick = (pg: ProviderGateway, token: string, prompt: string) =>
   pg.gw.api('POST', '/v1/ai/text', { token, body: { model: MODEL, prompt } });
 const senders = () => mock.requests.map((r) => promptOf(r).split(':')[0]);
 
-async function until(what: string, condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
-  if (!condition()) throw new Error(`timed out waiting until ${what}`);
-}
-
 describe('upstream connections are shared fairly between studios', () => {
   let pg: ProviderGateway;
   let other: string;
@@ -119,7 +115,7 @@ describe('upstream connections are shared fairly between studios', () => {
     holdStreams();
     // Studio p asks for five streams on a pool of four connections: it may hold two.
     const streams = [1, 2, 3, 4, 5].map((n) => openStream(pg, `p:${n}`));
-    await until('two streams reach the upstream', () => mock.requests.length >= 2);
+    await waitUntil(() => mock.requests.length >= 2, 'two streams reach the upstream');
     await new Promise((r) => setTimeout(r, 200)); // room for a third, which must not come
     expect(mock.requests).toHaveLength(2);
 
@@ -143,9 +139,9 @@ describe('upstream connections are shared fairly between studios', () => {
 
     // p: two held, three queued; third: two held. The pool (four) is full.
     const streams = [1, 2, 3, 4, 5].map((n) => openStream(pg, `p:${n}`));
-    await until('p holds two connections', () => mock.requests.length >= 2);
+    await waitUntil(() => mock.requests.length >= 2, 'p holds two connections');
     streams.push(openStream(pg, 'third:1', third), openStream(pg, 'third:2', third));
-    await until('the pool is full', () => mock.requests.length >= 4);
+    await waitUntil(() => mock.requests.length >= 4, 'the pool is full');
     // other queues behind p's three.
     const answer = quick(pg, other, 'other:1');
     await new Promise((r) => setTimeout(r, 200));
@@ -175,7 +171,7 @@ describe('how long a request may wait for a connection', () => {
   it('a request that finds no connection within the bound is a 503 overloaded with Retry-After; other studios are served', async () => {
     holdStreams();
     const stream = openStream(pg, 'p:1'); // p's share of a pool of two: one connection
-    await until('the stream reaches the upstream', () => mock.requests.length >= 1);
+    await waitUntil(() => mock.requests.length >= 1, 'the stream reaches the upstream');
 
     const refused = await quick(pg, pg.token, 'p:2');
     expectApiError(refused, 503, 'overloaded');

@@ -10,6 +10,7 @@ import type { Provider } from '../../services/ai/providers/types.ts';
 import { type RunningGateway, startGateway } from '../../services/gateway/gateway.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 
 /** A provider that fails, and one that streams slowly, to observe failures and cancellations. */
 const testProvider: Provider = {
@@ -90,18 +91,10 @@ const call = (path: string, body: unknown, auth = token, signal?: AbortSignal) =
 const admin = async (path: string): Promise<any> =>
   (await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${adminKey}` } })).json();
 
+type UsageEvent = { type: string; data: Record<string, unknown>; actor: string };
 async function usageEvents() {
   const body = await admin('/v1/audit/events?stream=usage-acme&limit=1000');
-  return body.items as { type: string; data: Record<string, unknown>; actor: string }[];
-}
-
-async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = await read();
-    if (ok(value)) return value;
-    await sleep(25);
-  }
-  throw new Error('condition not reached');
+  return body.items as UsageEvent[];
 }
 
 beforeAll(async () => {
@@ -126,7 +119,11 @@ describe('usage', () => {
     expect(failed.status).toBe(502);
     expect(((await failed.json()) as { error: { code: string } }).error.code).toBe('upstream_error');
 
-    const events = await until(usageEvents, (e) => e.length >= 2);
+    let events: UsageEvent[] = [];
+    await waitUntil(async () => {
+      events = await usageEvents();
+      return events.length >= 2;
+    }, 'both generations are recorded');
     const tokenId = (await admin('/v1/studios/tokens/list?studio_id=acme')).items[0].id;
     expect(events.map((e) => e.type)).toEqual(['GenerationCompleted', 'GenerationFailed']);
     expect(events[0]!.data).toMatchObject({
@@ -154,7 +151,11 @@ describe('usage', () => {
     const reader = res.body!.getReader();
     await reader.read();
     controller.abort();
-    const events = await until(usageEvents, (e) => e.some((x) => x.data.model === 'test/slow'));
+    let events: UsageEvent[] = [];
+    await waitUntil(async () => {
+      events = await usageEvents();
+      return events.some((x) => x.data.model === 'test/slow');
+    }, 'the cut stream is recorded');
     expect(events.find((e) => e.data.model === 'test/slow')).toMatchObject({
       type: 'GenerationFailed',
       data: { status: 499, errorCode: 'client_closed_request', modality: 'chat' },
@@ -162,10 +163,12 @@ describe('usage', () => {
   });
 
   it('admins read aggregates by studio and time range', async () => {
-    const usage = await until(
-      () => admin('/v1/ai/usage?studio_id=acme'),
-      (u) => u.totals.requests >= 3,
-    );
+    // biome-ignore lint/suspicious/noExplicitAny: parsed JSON, checked by the assertions that read it.
+    let usage: any;
+    await waitUntil(async () => {
+      usage = await admin('/v1/ai/usage?studio_id=acme');
+      return usage.totals.requests >= 3;
+    }, 'three requests are aggregated');
     // dev/echo at its default 1.00 / 2.00 per million tokens: 2 + 3 × 2 micro-dollars. The stream
     // cut short counts what it streamed before the client left (1 input token, and as many output
     // tokens as had arrived), at test/slow's price of nothing.

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminOk } from '../support/admin.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Follow, follow } from './support/follow-client.ts';
 
@@ -16,11 +17,6 @@ async function open(query: string, headers: Record<string, string>): Promise<Fol
   opened.push(stream);
   return stream;
 }
-const adminCall = async (method: string, path: string, body?: unknown) => {
-  const res = await gw.api(method, path, { token: gw.adminKey, body });
-  expect(res.status, res.text).toBeLessThan(300);
-  return res.json;
-};
 const generate = async (token: string, prompt: string) => {
   const res = await gw.api('POST', '/v1/ai/text', { token, body: { model: 'dev/echo', prompt } });
   expect(res.status, res.text).toBe(200);
@@ -32,10 +28,12 @@ beforeAll(async () => {
     logLevel: 'silent',
     settings: { STUDIO_MAX_STREAMS_PER_CLIENT: '3', STUDIO_SSE_HEARTBEAT_MS: '50' },
   });
-  await adminCall('POST', '/v1/studios/create', { name: 'Follow A', studio_id: 'follow-a' });
-  await adminCall('POST', '/v1/studios/create', { name: 'Follow B', studio_id: 'follow-b' });
-  userToken = (await adminCall('POST', '/v1/studios/tokens/apply', { studio_id: 'follow-a' })).user_token;
-  otherToken = (await adminCall('POST', '/v1/studios/tokens/apply', { studio_id: 'follow-b' })).user_token;
+  await adminOk(gw, 'POST', '/v1/studios/create', { name: 'Follow A', studio_id: 'follow-a' });
+  await adminOk(gw, 'POST', '/v1/studios/create', { name: 'Follow B', studio_id: 'follow-b' });
+  userToken = (await adminOk(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'follow-a' })).json
+    .user_token;
+  otherToken = (await adminOk(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'follow-b' })).json
+    .user_token;
 });
 
 afterAll(async () => {
@@ -49,7 +47,7 @@ const closeAll = () => {
 
 describe('the admin', () => {
   it('gets the stored events after `after` (ids are positions), then caught_up, then each new one', async () => {
-    const stored = (await adminCall('GET', '/v1/audit/events?type=StudioCreated')).items;
+    const stored = (await adminOk(gw, 'GET', '/v1/audit/events?type=StudioCreated')).json.items;
     const first = stored[0].position as number;
     const stream = await open(`?after=${first}&type=StudioCreated`, admin());
     expect(stream.status).toBe(200);
@@ -59,7 +57,7 @@ describe('the admin', () => {
     expect(second.id).toBe(String(stored[1].position));
     await stream.next((e) => e.event === 'caught_up');
 
-    await adminCall('POST', '/v1/studios/create', { name: 'Live', studio_id: 'follow-live' });
+    await adminOk(gw, 'POST', '/v1/studios/create', { name: 'Live', studio_id: 'follow-live' });
     const live = await stream.next((e) => e.data.includes('studio-follow-live'));
     expect(Number(live.id)).toBeGreaterThan(Number(second.id));
     // the type filter held: nothing but StudioCreated
@@ -68,7 +66,7 @@ describe('the admin', () => {
   });
 
   it('resumes after Last-Event-ID, which wins over ?after=', async () => {
-    const stored = (await adminCall('GET', '/v1/audit/events?type=StudioCreated')).items;
+    const stored = (await adminOk(gw, 'GET', '/v1/audit/events?type=StudioCreated')).json.items;
     const stream = await open('?after=0&type=StudioCreated', {
       ...admin(),
       'last-event-id': String(stored[1].position),
@@ -86,12 +84,12 @@ describe('the admin', () => {
     const caughtUp = await stream.next((e) => e.event === 'caught_up');
     expect(JSON.parse(caughtUp.data).position).toBeGreaterThan(0);
     expect(stream.events).toHaveLength(1);
-    await adminCall('POST', '/v1/studios/pause', { studio_id: 'follow-b', reason: 'not followed' });
-    await adminCall('POST', '/v1/studios/pause', { studio_id: 'follow-a', reason: 'followed' });
+    await adminOk(gw, 'POST', '/v1/studios/pause', { studio_id: 'follow-b', reason: 'not followed' });
+    await adminOk(gw, 'POST', '/v1/studios/pause', { studio_id: 'follow-a', reason: 'followed' });
     const paused = await stream.next((e) => e.event === 'StudioPaused');
     expect(JSON.parse(paused.data)).toMatchObject({ stream: 'studio-follow-a', actor: 'admin' });
-    await adminCall('POST', '/v1/studios/activate', { studio_id: 'follow-a' });
-    await adminCall('POST', '/v1/studios/activate', { studio_id: 'follow-b' });
+    await adminOk(gw, 'POST', '/v1/studios/activate', { studio_id: 'follow-a' });
+    await adminOk(gw, 'POST', '/v1/studios/activate', { studio_id: 'follow-b' });
     await stream.next((e) => e.event === 'StudioActivated');
     expect(stream.events.every((e) => e.event === 'caught_up' || e.data.includes('studio-follow-a'))).toBe(
       true,

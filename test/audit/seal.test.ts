@@ -4,9 +4,9 @@ import { GENESIS_HASH, type LogSealedData, SEALS_STREAM } from '../../services/a
 import { LogSealer, type LogSealerOptions } from '../../services/audit/sealer.ts';
 import { type VerifyProgress, verifyLog } from '../../services/audit/verify.ts';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
-import { until } from '../../shared/event-store/testing.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { TamperedLog } from './tampered-log.ts';
 import { untilSealed } from './until-sealed.ts';
 
@@ -59,7 +59,7 @@ describe('the log sealer', () => {
     const store = new MemoryEventStore();
     startSealer(store, { sealEvery: 3, sealAfterMs: 60_000 });
     await appendEvents(store, 7);
-    await until(async () => (await seals(store)).length === 2, 'two seals');
+    await waitUntil(async () => (await seals(store)).length === 2, 'two seals');
     const [first, second] = await seals(store);
     const events = await logEvents(store);
     expect(first!.previous).toBe(GENESIS_HASH);

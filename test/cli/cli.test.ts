@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../../shared/event-store/testing.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
-import { studio, waitFor } from '../support/studio-cli.ts';
+import { studio } from '../support/studio-cli.ts';
 
 // Each step starts a process of its own (a second or two on a loaded 2-core machine).
 describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
@@ -26,7 +26,11 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
   it('start prints the URL and the admin key file (0600), answers /health, and stops cleanly', async () => {
     const run = studio(['start', '--port', '0', '--runtime-port', '0'], { STUDIO_DATA_DIR: dataDir });
     server = run.child;
-    await waitFor(() => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the banner');
+    await waitUntil(
+      () => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()),
+      'the banner is printed',
+      60_000,
+    );
     const url = /Studio gateway\s+(http:\/\/\S+)/.exec(run.output())![1]!;
     const keyPath = join(dataDir, 'admin.key');
     expect(run.output()).toContain(`Admin key        ${keyPath}`);
@@ -87,7 +91,11 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
   it('audit verify checks the log a gateway sealed, with progress on stderr and the report on stdout', async () => {
     const run = studio(['start', '--port', '0', '--runtime-port', '0'], { STUDIO_DATA_DIR: dataDir });
     server = run.child;
-    await waitFor(() => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the banner');
+    await waitUntil(
+      () => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()),
+      'the banner is printed',
+      60_000,
+    );
     const url = /Studio gateway\s+(http:\/\/\S+)/.exec(run.output())![1]!;
     const headers = {
       authorization: `Bearer ${(await readFile(join(dataDir, 'admin.key'), 'utf8')).trim()}`,
@@ -172,7 +180,11 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
         STUDIO_MASTER_KEY: randomBytes(32).toString('hex'),
       });
       server = run.child;
-      await waitFor(() => /Agent runtime\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the runtime');
+      await waitUntil(
+        () => /Agent runtime\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()),
+        'the runtime banner is printed',
+        60_000,
+      );
       expect((await stat(join(dir, 'runtime.token'))).mode & 0o777).toBe(0o600);
       run.child.kill('SIGTERM');
       expect(await run.exited).toBe(0);
@@ -251,7 +263,7 @@ describe.skipIf(database === undefined)(
       expect((await gw.api('POST', '/v1/studios/create', { ...admin, body: { name: 'Acme' } })).status).toBe(
         201,
       );
-      await until(
+      await waitUntil(
         async () => (await gw!.api('GET', '/v1/audit/verify', admin)).json.unsealed === 0,
         'sealed',
       );

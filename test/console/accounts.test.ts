@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { checkPage, openPage, PHONE } from './support/browser.ts';
+import { browserSkip, checkPage, openPage, PHONE } from './support/browser.ts';
 import {
   alertText,
   consoleFixture,
@@ -35,7 +35,7 @@ async function fillAccount(page: Page, email: string, extra: { name?: string; pa
   await createForm(page).getByRole('button', { name: 'Create account' }).click();
 }
 
-describe('console: accounts', () => {
+describe.skipIf(browserSkip !== undefined)('console: accounts', () => {
   it('creates accounts in the chosen studio and removes one after a confirmation', async () => {
     const watched = await openPage(fx.browser);
     const { page } = watched;

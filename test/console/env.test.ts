@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { checkPage, openPage, PHONE, type WatchedPage } from './support/browser.ts';
+import { browserSkip, checkPage, openPage, PHONE, type WatchedPage } from './support/browser.ts';
 import {
   alertText,
   consoleFixture,
@@ -30,7 +30,7 @@ async function openEnv(watched: WatchedPage): Promise<void> {
   await openFromMenu(watched, 'Env');
 }
 
-describe('console: env', () => {
+describe.skipIf(browserSkip !== undefined)('console: env', () => {
   it('sets a sealed and a public value, shows them as the API does, removes one after a confirmation', async () => {
     const watched = await openPage(fx.browser);
     const { page } = watched;

@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import {
+  browserSkip,
   checkPage,
   launchBrowser,
   openPage,
@@ -31,7 +32,7 @@ async function signInAsAdmin(watched: WatchedPage): Promise<void> {
   await page.getByRole('navigation', { name: 'Console' }).waitFor();
 }
 
-describe('gateway console: sign-in', () => {
+describe.skipIf(browserSkip !== undefined)('gateway console: sign-in', () => {
   it('keeps the credential in an HttpOnly cookie only, and signs out', async () => {
     const watched = await openPage(browser);
     const { page, context } = watched;
@@ -101,7 +102,7 @@ describe('gateway console: sign-in', () => {
   });
 });
 
-describe('gateway console: studios', () => {
+describe.skipIf(browserSkip !== undefined)('gateway console: studios', () => {
   it('creates, pauses with a reason, activates and removes a studio after confirmation', async () => {
     const watched = await openPage(browser);
     const { page } = watched;

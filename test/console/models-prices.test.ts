@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPage, openPage, PHONE } from './support/browser.ts';
+import { browserSkip, checkPage, openPage, PHONE } from './support/browser.ts';
 import {
   alertText,
   consoleFixture,
@@ -23,7 +23,7 @@ const priceOf = async (model: string) =>
     (item) => item.model === model,
   );
 
-describe('console: models', () => {
+describe.skipIf(browserSkip !== undefined)('console: models', () => {
   it('shows the admin every model, its availability and the env keys an unavailable one misses', async () => {
     const watched = await openPage(fx.browser);
     const { page } = watched;
@@ -88,7 +88,7 @@ describe('console: models', () => {
   });
 });
 
-describe('console: prices', () => {
+describe.skipIf(browserSkip !== undefined)('console: prices', () => {
   it('lets the admin override fields of a price, edit it, and remove the override after a confirmation', async () => {
     const watched = await openPage(fx.browser);
     const { page } = watched;

@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { definePlugin } from '../../services/runtime/plugins/types.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
-import { checkPage, launchBrowser, openPage } from './support/browser.ts';
+import { browserSkip, checkPage, launchBrowser, openPage } from './support/browser.ts';
 
 /** Cannot run here: it needs a key and a program this machine does not have. */
 const unreachable = definePlugin({
@@ -42,7 +42,7 @@ async function openPlugins(page: Page): Promise<void> {
   await page.getByRole('region', { name: 'files' }).waitFor();
 }
 
-describe('runtime console: status and plugins', () => {
+describe.skipIf(browserSkip !== undefined)('runtime console: status and plugins', () => {
   it('shows the status and health of the runtime', async () => {
     const watched = await openPage(browser);
     const { page } = watched;
@@ -161,7 +161,7 @@ describe('runtime console: status and plugins', () => {
   });
 });
 
-describe('runtime console: a runtime that needs its token', () => {
+describe.skipIf(browserSkip !== undefined)('runtime console: a runtime that needs its token', () => {
   it('asks for the token on a 401, keeps it in memory only, and asks again after a reload', async () => {
     const watched = await openPage(browser);
     watched.allowStatuses(401);

@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devProvider } from '../../services/ai/providers/dev.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
-import { waitUntil } from '../support/wait.ts';
 import {
+  browserSkip,
   checkPage,
   launchBrowser,
   openPage,
@@ -56,8 +57,7 @@ const api = {
 };
 
 async function untilIdle(id: string): Promise<void> {
-  for (let i = 0; i < 400 && (await api.get(id)).status === 'busy'; i++)
-    await new Promise((r) => setTimeout(r, 10));
+  await waitUntil(async () => (await api.get(id)).status !== 'busy', `session ${id} is idle`, 4_000);
 }
 
 async function openSession(page: Page, id: string): Promise<void> {
@@ -67,7 +67,7 @@ async function openSession(page: Page, id: string): Promise<void> {
 
 const transcript = (page: Page) => page.getByRole('region', { name: 'Transcript' });
 
-describe('runtime console: sessions', () => {
+describe.skipIf(browserSkip !== undefined)('runtime console: sessions', () => {
   it('creates a session, and shows the answer typed as it is generated, then stored', async () => {
     const watched = await openPage(browser);
     const { page } = watched;

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkPage, openPage, PHONE } from './support/browser.ts';
+import { browserSkip, checkPage, openPage, PHONE } from './support/browser.ts';
 import { consoleFixture, finishAtPhoneWidth, issueToken, openFromMenu, signIn } from './support/fixture.ts';
 
 // A studio's user signed in with its token: the console shows what the gateway lets it see, and
@@ -14,7 +14,7 @@ beforeAll(async () => {
   await issueToken(fx.gw, 'globex', { name: 'globex secret project' });
 });
 
-describe('console: a studio user', () => {
+describe.skipIf(browserSkip !== undefined)('console: a studio user', () => {
   it("sees its own studio's tokens read-only and none of the admin's pages", async () => {
     const watched = await openPage(fx.browser);
     const { page } = watched;

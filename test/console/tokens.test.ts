@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPage, openPage, PHONE } from './support/browser.ts';
+import { browserSkip, checkPage, openPage, PHONE } from './support/browser.ts';
 import {
   alertText,
   consoleFixture,
@@ -22,7 +22,7 @@ const tokensOf = async (studioId: string) =>
     revoked_at: string | null;
   }[];
 
-describe('console: tokens (admin)', () => {
+describe.skipIf(browserSkip !== undefined)('console: tokens (admin)', () => {
   it('issues a limited token shown once with a copy button, then revokes it after a confirmation', async () => {
     const watched = await openPage(fx.browser);
     const { page } = watched;

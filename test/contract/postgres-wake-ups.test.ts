@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';
 import type { SqlEventStore } from '../../shared/event-store/sql-store.ts';
-import { until } from '../../shared/event-store/testing.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
 const database = await freshPostgresDatabase();
@@ -43,7 +43,7 @@ describe.skipIf(database === undefined)(
           else seen.push(item as StoredEvent);
         }
       })();
-      await until(() => caughtUp, 'caught up');
+      await waitUntil(() => caughtUp, 'caught up');
 
       const append = (on: SqlEventStore, n: number) =>
         on.append(`wake-${n}`, [{ type: 'Thing', data: { n } }], {
@@ -57,14 +57,14 @@ describe.skipIf(database === undefined)(
       for (let n = 1; n <= 5; n++) {
         const before = reads;
         await append(store, n);
-        await until(() => seen.length === n, `own event ${n} seen`);
+        await waitUntil(() => seen.length === n, `own event ${n} seen`);
         await sleep(100); // the commit's notification has come back by now
         readsPerCommit.push(reads - before);
       }
       expect(Math.min(...readsPerCommit), `reads per own commit: ${readsPerCommit.join(', ')}`).toBe(1);
       for (let n = 6; n <= 8; n++) {
         await append(other, n);
-        await until(() => seen.length === n, `the other process's event ${n} seen`);
+        await waitUntil(() => seen.length === n, `the other process's event ${n} seen`);
       }
       expect(seen.map((e) => e.data)).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({ n })));
       stop.abort();

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';
 import type { SqlEventStore } from '../../shared/event-store/sql-store.ts';
 import { DuplicateEventId, type EventMetadata } from '../../shared/event-store/types.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { CommitGate } from '../support/commit-gate.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
@@ -18,13 +18,12 @@ async function waitForALockWait(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    for (;;) {
+    await waitUntil(async () => {
       const { rows } = await client.query<{ waiting: number }>(
         "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
       );
-      if ((rows[0]?.waiting ?? 0) > 0) return;
-      await sleep(5);
-    }
+      return (rows[0]?.waiting ?? 0) > 0;
+    }, 'a backend waits for a lock');
   } finally {
     await client.end();
   }

@@ -2,8 +2,8 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { eventDigest } from '../../services/audit/digest.ts';
 import { SEALS_STREAM } from '../../services/audit/seal.ts';
-import { until } from '../../shared/event-store/testing.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { startTestGateway, type TestGateway, type TestStoreKind } from '../support/gateway.ts';
 import { type FreshDatabase, freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
@@ -46,7 +46,7 @@ const verify = async (gw: TestGateway) => {
 
 /** Every event written so far sealed (a write answered by the gateway is visible: it waits for that). */
 const untilSealed = (gw: TestGateway) =>
-  until(async () => (await verify(gw)).unsealed === 0, 'every event sealed');
+  waitUntil(async () => (await verify(gw)).unsealed === 0, 'every event sealed');
 
 const auditLog = async (gw: TestGateway): Promise<AuditItem[]> =>
   (await gw.api('GET', '/v1/audit/events?limit=1000', { token: gw.adminKey })).json.items;
@@ -137,7 +137,7 @@ describe.skipIf(database === undefined)(
                  '{"studioId": "intruder", "name": "Intruder"}', '{"actor": "admin"}')`,
         [position],
       );
-      await until(async () => (await verify(gw)).ok === false, 'the inserted row is visible');
+      await waitUntil(async () => (await verify(gw)).ok === false, 'the inserted row is visible');
       expect(await verify(gw)).toMatchObject({
         ok: false,
         events_checked: sealed.length,
@@ -169,7 +169,7 @@ describe.skipIf(database === undefined)(
       await events.append('studio-digest', [{ id, type: 'Noted', data }], { metadata });
       // Visible once no older append (a seal) is still in flight.
       let stored: StoredEvent | undefined;
-      await until(async () => {
+      await waitUntil(async () => {
         [stored] = await events.readAll({ streamId: 'studio-digest' });
         return stored !== undefined;
       }, 'the event visible');

@@ -4,7 +4,7 @@
  * the cookie is `__Host-` and `Secure`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { studioWithToken } from '../governance/support.ts';
+import { studioWithToken } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 let gw: TestGateway | undefined;

@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { type StudioProcess, startStudio } from '../scale/processes.ts';
 import { auditData } from '../support/audit.ts';
 import { processState } from '../support/process-state.ts';
-import { waitUntil } from '../support/wait.ts';
 
 // Studio on SQLite, killed with SIGKILL in the middle of a load of admin commands and restarted at
 // once (as a supervisor does), many times over: no acknowledged command may be lost, and a restart

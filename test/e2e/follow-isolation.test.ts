@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FOLLOWS_PER_TOKEN } from '../../services/audit/follow.ts';
-import { studioWithToken } from '../governance/support.ts';
+import { studioWithToken } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 let gw: TestGateway;

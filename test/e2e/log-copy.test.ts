@@ -13,6 +13,7 @@ import { openSqliteLog } from '../../shared/event-store/sqlite/open.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { untilSealed } from '../audit/until-sealed.ts';
+import { adminOk } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { earlierPgliteLog } from '../support/pglite-log.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
@@ -32,17 +33,11 @@ let earlierEvents: StoredEvent[];
 /** Events the earlier log's seals cover, as verified on its first copy. */
 let sealedEvents: number;
 
-async function admin(gw: TestGateway, method: string, path: string, body?: unknown) {
-  const res = await gw.api(method, path, { token: gw.adminKey, ...(body === undefined ? {} : { body }) });
-  expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
-  return res.json;
-}
-
 async function shown(gw: TestGateway) {
   return {
-    studios: (await admin(gw, 'GET', '/v1/studios/list')).items,
-    budgets: (await admin(gw, 'GET', '/v1/studios/budgets/list?studio_id=acme')).items,
-    tokens: (await admin(gw, 'GET', '/v1/studios/tokens/list?studio_id=acme')).items,
+    studios: (await adminOk(gw, 'GET', '/v1/studios/list')).json.items,
+    budgets: (await adminOk(gw, 'GET', '/v1/studios/budgets/list?studio_id=acme')).json.items,
+    tokens: (await adminOk(gw, 'GET', '/v1/studios/tokens/list?studio_id=acme')).json.items,
   };
 }
 
@@ -71,14 +66,14 @@ beforeAll(async () => {
     logLevel: 'silent',
   });
   try {
-    await admin(gw, 'POST', '/v1/studios/create', { name: 'Acme', studio_id: 'acme' });
-    token = (await admin(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'acme' })).user_token;
-    await admin(gw, 'POST', '/v1/ai/prices/upsert', {
+    await adminOk(gw, 'POST', '/v1/studios/create', { name: 'Acme', studio_id: 'acme' });
+    token = (await adminOk(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'acme' })).json.user_token;
+    await adminOk(gw, 'POST', '/v1/ai/prices/upsert', {
       model: 'dev/echo',
       input_per_mtok: 5000,
       output_per_mtok: 9000,
     });
-    await admin(gw, 'POST', '/v1/studios/budgets/set', {
+    await adminOk(gw, 'POST', '/v1/studios/budgets/set', {
       studio_id: 'acme',
       amount_usd: 10,
       window: 'total',
@@ -175,7 +170,7 @@ describe('studio log copy', { timeout: 120_000 }, () => {
     });
     try {
       expect(await shown(gw)).toStrictEqual(before);
-      expect((await admin(gw, 'GET', '/v1/audit/verify')).ok).toBe(true);
+      expect((await adminOk(gw, 'GET', '/v1/audit/verify')).json.ok).toBe(true);
       expect(await chat(gw)).toBe(200);
       const head = await gw.running.ctx.events.headPosition();
       expect(head).toBeGreaterThan(earlierEvents.at(-1)!.position);
@@ -190,7 +185,7 @@ describe('studio log copy', { timeout: 120_000 }, () => {
       dataDir: join(root, 'other'),
       logLevel: 'silent',
     });
-    await admin(other, 'POST', '/v1/studios/create', { name: 'Other', studio_id: 'other' });
+    await adminOk(other, 'POST', '/v1/studios/create', { name: 'Other', studio_id: 'other' });
     await other.close();
     const refused = await logCopy([
       '--from',

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { adminOk } from '../support/admin.ts';
 import {
-  type ApiResponse,
   expectApiError,
   sleep,
   startTestGateway,
@@ -100,11 +100,6 @@ const ROUTES: Route[] = [
   },
 ];
 
-const ok = (res: ApiResponse) => {
-  if (res.status >= 300) throw new Error(`${res.status} ${res.text}`);
-  return res;
-};
-
 describe.each<TestStoreKind>(['memory', 'sqlite'])('model access per token (%s store)', (store) => {
   let mock: WireMock;
   let gw: TestGateway;
@@ -113,17 +108,16 @@ describe.each<TestStoreKind>(['memory', 'sqlite'])('model access per token (%s s
   let exact: string;
   let open: string;
 
-  const admin = (method: string, path: string, body?: unknown) =>
-    gw.api(method, path, { token: gw.adminKey, ...(body === undefined ? {} : { body }) });
   const apply = async (body: Record<string, unknown>) =>
-    ok(await admin('POST', '/v1/studios/tokens/apply', { studio_id: 'acme', ...body })).json;
+    (await adminOk(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'acme', ...body })).json;
   const modelIds = async (token: string) =>
     ((await gw.api('GET', '/v1/ai/models', { token })).json.data as { id: string }[]).map((m) => m.id);
   const priced = async (token: string) =>
     ((await gw.api('GET', '/v1/ai/prices', { token })).json.items as { model: string }[]).map((p) => p.model);
   const queuedModels = async () =>
     (
-      (await admin('GET', '/v1/audit/events?type=JobQueued&limit=1000')).json.items as {
+      (await gw.api('GET', '/v1/audit/events?type=JobQueued&limit=1000', { token: gw.adminKey })).json
+        .items as {
         data: { model: string };
       }[]
     ).map((e) => e.data.model);
@@ -136,7 +130,7 @@ describe.each<TestStoreKind>(['memory', 'sqlite'])('model access per token (%s s
       processEnv: { OPENAI_API_KEY: 'sk-model-access-0123456789', OPENAI_BASE_URL: `${mock.url}/v1` },
       ai: { jobPollMs: 5 },
     });
-    ok(await admin('POST', '/v1/studios/create', { name: 'Acme', studio_id: 'acme' }));
+    await adminOk(gw, 'POST', '/v1/studios/create', { name: 'Acme', studio_id: 'acme' });
     devOnly = (await apply({ name: 'dev only', models: ['dev/*'] })).user_token;
     exact = (await apply({ name: 'one model', models: ['openai/gpt-4o-mini'] })).user_token;
     open = (await apply({ name: 'every model' })).user_token;
@@ -150,7 +144,7 @@ describe.each<TestStoreKind>(['memory', 'sqlite'])('model access per token (%s s
   it('tokens/apply answers the token with its models; tokens/list shows them, null for every model', async () => {
     const applied = await apply({ name: 'two', models: ['dev/echo', 'openai/*', 'dev/echo'] });
     expect(applied.token.models).toEqual(['dev/echo', 'openai/*']);
-    const listed = ok(await admin('GET', '/v1/studios/tokens/list?studio_id=acme')).json.items as {
+    const listed = (await adminOk(gw, 'GET', '/v1/studios/tokens/list?studio_id=acme')).json.items as {
       name: string;
       models: string[] | null;
     }[];
@@ -171,10 +165,16 @@ describe.each<TestStoreKind>(['memory', 'sqlite'])('model access per token (%s s
     ['a pattern over 200 characters', [`dev/${'x'.repeat(200)}`]],
     ['not a list', 'dev/*'],
   ])('tokens/apply refuses %s: 400, and no token is issued', async (_label, models) => {
-    const before = (await admin('GET', '/v1/studios/tokens/list?studio_id=acme')).json.items.length;
-    const res = await admin('POST', '/v1/studios/tokens/apply', { studio_id: 'acme', models });
+    const before = (await gw.api('GET', '/v1/studios/tokens/list?studio_id=acme', { token: gw.adminKey }))
+      .json.items.length;
+    const res = await gw.api('POST', '/v1/studios/tokens/apply', {
+      token: gw.adminKey,
+      body: { studio_id: 'acme', models },
+    });
     expectApiError(res, 400, 'validation_failed');
-    expect((await admin('GET', '/v1/studios/tokens/list?studio_id=acme')).json.items).toHaveLength(before);
+    expect(
+      (await gw.api('GET', '/v1/studios/tokens/list?studio_id=acme', { token: gw.adminKey })).json.items,
+    ).toHaveLength(before);
   });
 
   it('the catalog and the prices show a limited token only the models it may call', async () => {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studioDecider, studioStreamId } from '../../services/studios/studio.ts';
 import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
 import { handleCommand } from '../../shared/decider.ts';
-import { FailingReads, until } from '../../shared/event-store/testing.ts';
+import { FailingReads } from '../../shared/event-store/testing.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
@@ -90,7 +91,7 @@ function failClosedSuite(store: 'memory' | 'postgres', databaseUrl?: string) {
     const issuedElsewhere = await issueElsewhere('stall');
 
     // Stalled beyond the bound: no identity is answered from the stale read models.
-    await until(() => gw.running.ctx.projections.liveness.isStale(), 'stale read models');
+    await waitUntil(() => gw.running.ctx.projections.liveness.isStale(), 'stale read models');
     for (const token of [kept.user_token, doomed.user_token, issuedElsewhere, gw.adminKey]) {
       const res = await asUser(token);
       expectApiError(res, 503, 'unavailable');
@@ -127,14 +128,14 @@ function failClosedSuite(store: 'memory' | 'postgres', databaseUrl?: string) {
 
     // Reads succeed again: the runner resubscribes from its checkpoint and catches up on its own.
     reads.failing = false;
-    await until(async () => (await gw.api('GET', '/ready')).status === 200, 'ready again');
+    await waitUntil(async () => (await gw.api('GET', '/ready')).status === 200, 'ready again');
     expect((await gw.api('GET', '/health')).json).toMatchObject({
       status: 'ok',
       read_models: { state: 'live', stalled_since: null, stale: false },
     });
     // Live is not "every event applied": another database's open transaction (other suites share the
     // cluster) can hold the newest events back for a moment; the subscription reads them once they show.
-    await until(
+    await waitUntil(
       async () => (await asUser(issuedElsewhere)).status === 200,
       'the token from elsewhere accepted',
     );

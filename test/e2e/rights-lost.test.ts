@@ -6,8 +6,8 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinAiProviders } from '../../services/ai/providers/index.ts';
 import { UpstreamClient } from '../../services/ai/upstream.ts';
-import { until } from '../../shared/event-store/testing.ts';
-import { ok, studioWithToken } from '../governance/support.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
+import { adminOk, studioWithToken } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Recorded, recordingServer } from '../support/recording-server.ts';
 
@@ -40,8 +40,6 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const admin = (path: string, body: unknown) => gw.api('POST', path, { token: gw.adminKey, body });
-
 /** Reads an answer's body as it comes, until it ends; answers its text and when it ended. */
 async function readToEnd(res: Response): Promise<{ text: string; endedAt: number }> {
   let text = '';
@@ -61,7 +59,7 @@ describe('a log follow', () => {
     expect(res.status).toBe(200);
     const ended = readToEnd(res);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    ok(await admin('/v1/studios/tokens/revoke', { token_id: tokenId }));
+    await adminOk(gw, 'POST', '/v1/studios/tokens/revoke', { token_id: tokenId });
     const revokedAt = performance.now();
     const { text, endedAt } = await ended;
     expect(endedAt - revokedAt).toBeLessThan(1_000);
@@ -79,7 +77,7 @@ describe('a log follow', () => {
     });
     const ended = readToEnd(res);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    ok(await admin('/v1/studios/pause', { studio_id: 'follow-paused', reason: 'audit' }));
+    await adminOk(gw, 'POST', '/v1/studios/pause', { studio_id: 'follow-paused', reason: 'audit' });
     const pausedAt = performance.now();
     const { text, endedAt } = await ended;
     expect(endedAt - pausedAt).toBeLessThan(1_000);
@@ -93,9 +91,12 @@ describe('a log follow', () => {
 
 describe('a token that expires', () => {
   it('ends its follow within a second of expiring, its last event saying so', async () => {
-    await admin('/v1/studios/create', { name: 'follow-expiring', studio_id: 'follow-expiring' });
-    const issued = ok(
-      await admin('/v1/studios/tokens/apply', { studio_id: 'follow-expiring', expires_in_s: 1 }),
+    await gw.api('POST', '/v1/studios/create', {
+      token: gw.adminKey,
+      body: { name: 'follow-expiring', studio_id: 'follow-expiring' },
+    });
+    const issued = (
+      await adminOk(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'follow-expiring', expires_in_s: 1 })
     ).json;
     const res = await fetch(`${gw.url}/v1/audit/events/follow`, {
       headers: { authorization: `Bearer ${issued.user_token}` },
@@ -127,9 +128,9 @@ describe('a generation stream', () => {
     });
     expect(res.status).toBe(200);
     const ended = readToEnd(res);
-    await until(() => upstream.requests.length > 0, 'the upstream called');
+    await waitUntil(() => upstream.requests.length > 0, 'the upstream called');
     await new Promise((resolve) => setTimeout(resolve, 200));
-    ok(await admin('/v1/studios/tokens/revoke', { token_id: tokenId }));
+    await adminOk(gw, 'POST', '/v1/studios/tokens/revoke', { token_id: tokenId });
     const revokedAt = performance.now();
     const { text, endedAt } = await ended;
     expect(endedAt - revokedAt).toBeLessThan(1_000);
@@ -138,7 +139,7 @@ describe('a generation stream', () => {
       code: 'unauthenticated',
       message: 'this token has been revoked',
     });
-    await until(() => upstream.requests.at(-1)!.aborted, 'the upstream call cancelled');
+    await waitUntil(() => upstream.requests.at(-1)!.aborted, 'the upstream call cancelled');
     const events = await gw.running.ctx.events.readStream('usage-stream-revoked');
     expect(events.at(-1)).toMatchObject({
       type: 'GenerationFailed',

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../shared/crypto.ts';
+import { adminOk } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
@@ -85,19 +86,18 @@ function secretsSuite(
       processEnv: { UNRELATED_SECRET_TOKEN: machineSecret },
     });
 
-    const ok = async (method: string, path: string, body?: unknown) => {
-      const res = await admin(method, path, body);
-      expect(res.status, `${path}: ${res.text}`).toBeLessThan(300);
-      return res;
-    };
-    await ok('POST', '/v1/env/upsert', { key: 'OPENAI_API_KEY', value: secrets.upserted });
-    await ok('POST', '/v1/env/upsert', {
+    await adminOk(gw, 'POST', '/v1/env/upsert', { key: 'OPENAI_API_KEY', value: secrets.upserted });
+    await adminOk(gw, 'POST', '/v1/env/upsert', {
       key: 'WEBHOOK_SIGNING',
       value: secrets.upsertedExplicit,
       secret: true,
     });
-    await ok('POST', '/v1/env/upsert', { key: 'PLAIN_SETTING', value: plain.upserted, secret: false });
-    await ok('POST', '/v1/env/import', {
+    await adminOk(gw, 'POST', '/v1/env/upsert', {
+      key: 'PLAIN_SETTING',
+      value: plain.upserted,
+      secret: false,
+    });
+    await adminOk(gw, 'POST', '/v1/env/import', {
       content: [
         '# provider keys',
         `ANTHROPIC_API_KEY=${secrets.imported}`,
@@ -107,8 +107,8 @@ function secretsSuite(
       ].join('\n'),
       public: ['PLAIN_IMPORTED'],
     });
-    const studio = await ok('POST', '/v1/studios/create', { name: 'Secretive' });
-    const applied = await ok('POST', '/v1/studios/tokens/apply', { studio_id: studio.json.id });
+    const studio = await adminOk(gw, 'POST', '/v1/studios/create', { name: 'Secretive' });
+    const applied = await adminOk(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: studio.json.id });
     userToken = applied.json.user_token;
     tokenId = applied.json.token.id;
     expect((await gw.api('GET', '/v1/services', { token: userToken })).status).toBe(200);

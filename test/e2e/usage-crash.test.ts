@@ -3,9 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { type StudioProcess, startStudio } from '../scale/processes.ts';
 import { auditData } from '../support/audit.ts';
-import { waitUntil } from '../support/wait.ts';
 
 // Nothing answered goes unrecorded: the gateway on SQLite, killed with SIGKILL while clients are
 // generating (chat completions JSON and streamed, text, text as SSE), restarted, several times over.

@@ -11,6 +11,7 @@ import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import type { EventStore, StoredEvent, SubscribeOptions } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { type Checkpoint, MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { checkDelivery, fillLog, streamSizes } from './support.ts';
 
 /** A broker in memory: what it acknowledged, in order; it can be down, or fail part of a batch. */
@@ -95,14 +96,6 @@ function start(options: Partial<KafkaForwarderOptions> & Pick<KafkaForwarderOpti
   };
 }
 
-async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await sleep(5);
-  }
-}
-
 afterEach(async () => {
   for (const { controller, done } of running.splice(0)) {
     controller.abort();
@@ -138,7 +131,7 @@ describe('KafkaForwarder', () => {
     });
     const live = fillLog(events, 7, 500, 1_500); // more arrive while it forwards
     await live;
-    await until(async () => (await forwarder.status()).lag === 0);
+    await waitUntil(async () => (await forwarder.status()).lag === 0, 'the forwarder caught up', 10_000);
     await stop();
 
     const delivery = checkDelivery(
@@ -160,14 +153,14 @@ describe('KafkaForwarder', () => {
     broker.down = true;
     const checkpoints = new MemoryCheckpointStore();
     const { forwarder } = start({ events, checkpoints, producer: () => broker.producer() });
-    await until(() => broker.connects >= 3);
+    await waitUntil(() => broker.connects >= 3, 'the broker was tried three times', 10_000);
     const down = await forwarder.status();
     expect(down).toMatchObject({ state: 'connecting', position: 0, lag: 50 });
     expect(down.last_error).toContain('ECONNREFUSED');
     expect(await checkpoints.load(FORWARDER_CHECKPOINT)).toBeUndefined();
 
     broker.down = false;
-    await until(async () => (await forwarder.status()).lag === 0);
+    await waitUntil(async () => (await forwarder.status()).lag === 0, 'the forwarder caught up', 10_000);
     expect(await forwarder.status()).toMatchObject({ state: 'running', last_error: null, forwarded: 50 });
     expect(broker.records.map((e) => e.position)).toEqual((await events.readAll()).map((e) => e.position));
 
@@ -175,10 +168,10 @@ describe('KafkaForwarder', () => {
     broker.down = true;
     const connects = broker.connects;
     await fillLog(events, 3, 30, 50);
-    await until(() => broker.connects >= connects + 3);
+    await waitUntil(() => broker.connects >= connects + 3, 'the broker was tried three more times', 10_000);
     expect((await forwarder.status()).state).toBe('connecting');
     broker.down = false;
-    await until(async () => (await forwarder.status()).lag === 0);
+    await waitUntil(async () => (await forwarder.status()).lag === 0, 'the forwarder caught up', 10_000);
     expect(broker.records.map((e) => e.position)).toEqual((await events.readAll()).map((e) => e.position));
   });
 
@@ -189,7 +182,7 @@ describe('KafkaForwarder', () => {
     await checkpoints.save(FORWARDER_CHECKPOINT, { schemaVersion: 1, position: 12 });
     const broker = new FakeBroker();
     const { forwarder } = start({ events, checkpoints, producer: () => broker.producer() });
-    await until(async () => (await forwarder.status()).lag === 0);
+    await waitUntil(async () => (await forwarder.status()).lag === 0, 'the forwarder caught up', 10_000);
     expect(broker.records.map((e) => e.position)).toEqual([13, 14, 15, 16, 17, 18, 19, 20]);
   });
 
@@ -203,7 +196,7 @@ describe('KafkaForwarder', () => {
     });
     const checkpoints = new MemoryCheckpointStore();
     const first = start({ events, checkpoints, producer: () => broker.producer(), stopGraceMs: 5_000 });
-    await until(() => broker.inFlight === 1);
+    await waitUntil(() => broker.inFlight === 1, 'a batch is in flight', 10_000);
     const stopping = first.stop();
     await sleep(20);
     release();
@@ -213,7 +206,7 @@ describe('KafkaForwarder', () => {
     await fillLog(events, 2, 5, 10);
     broker.hold = new Promise(() => undefined); // never acknowledged
     const second = start({ events, checkpoints, producer: () => broker.producer(), stopGraceMs: 50 });
-    await until(() => broker.inFlight === 1);
+    await waitUntil(() => broker.inFlight === 1, 'a batch is in flight', 10_000);
     await second.stop();
     expect((await checkpoints.load(FORWARDER_CHECKPOINT))?.position).toBe(10);
     expect((await second.forwarder.status()).state).toBe('stopped');
@@ -236,7 +229,7 @@ describe('KafkaForwarder', () => {
     });
     const lost = new AbortController();
     const first = forwarder.run(lost.signal);
-    await until(() => broker.inFlight === 1);
+    await waitUntil(() => broker.inFlight === 1, 'a batch is in flight', 10_000);
     lost.abort(); // the first run now waits (grace) for the ack of its batch in flight
     const again = new AbortController();
     const second = forwarder.run(again.signal);
@@ -245,7 +238,11 @@ describe('KafkaForwarder', () => {
     broker.hold = undefined;
     release();
     await first;
-    await until(async () => (await forwarder.status()).lag === 0 && broker.sends >= 1);
+    await waitUntil(
+      async () => (await forwarder.status()).lag === 0 && broker.sends >= 1,
+      'the forwarder caught up after a send',
+      10_000,
+    );
     again.abort();
     await second;
     expect(broker.maxInFlight).toBe(1);
@@ -280,7 +277,11 @@ describe('KafkaForwarder', () => {
     const lines: string[] = [];
     const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
     start({ events, producer: () => broker.producer(), logger, lagLogEveryMs: 20 });
-    await until(() => lines.filter((l) => l.includes('behind the log')).length >= 2);
+    await waitUntil(
+      () => lines.filter((l) => l.includes('behind the log')).length >= 2,
+      'two lines say it is behind the log',
+      10_000,
+    );
     const entry = JSON.parse(lines.find((l) => l.includes('behind the log'))!);
     expect(entry).toMatchObject({ level: 40, lag: 10, position: 0, state: 'connecting', lag_capped: false });
     expect(entry.last_error).toContain('ECONNREFUSED');
@@ -308,7 +309,7 @@ describe('KafkaForwarder', () => {
     });
     const broker = new FakeBroker();
     const { forwarder } = start({ events, producer: () => broker.producer(), batchSize: 4 });
-    await until(async () => (await forwarder.status()).lag === 0);
+    await waitUntil(async () => (await forwarder.status()).lag === 0, 'the forwarder caught up', 10_000);
     expect(failed).toBe(true);
     expect(broker.records.map((e) => e.position)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
   });
@@ -331,7 +332,7 @@ describe('KafkaForwarder', () => {
     const broker = new FakeBroker();
     broker.down = true;
     start({ events, producer: () => broker.producer(), batchSize: 50 });
-    await until(() => broker.connects >= 3);
+    await waitUntil(() => broker.connects >= 3, 'the broker was tried three times', 10_000);
     await sleep(50);
     expect(yielded).toBeLessThanOrEqual(50 * 4 + 1);
   });

@@ -27,6 +27,7 @@ import {
   type CheckpointStore,
   MemoryCheckpointStore,
 } from '../../shared/projections/checkpoints.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { untilSealed } from '../audit/until-sealed.ts';
 import {
   type Cluster,
@@ -83,14 +84,6 @@ function forwarder(
   });
 }
 
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(20);
-  }
-}
-
 const keyed = (records: TopicRecord[]) => records.map((r) => ({ key: r.key, revision: r.value.revision }));
 
 for (const target of TARGETS) {
@@ -118,7 +111,7 @@ for (const target of TARGETS) {
       const controller = new AbortController();
       const running = f.run(controller.signal);
       await fillLog(events, 8, 300, 1_000); // these arrive while it forwards
-      await until(async () => (await f.status()).lag === 0, 'the forwarder caught up');
+      await waitUntil(async () => (await f.status()).lag === 0, 'the forwarder caught up');
       const status = await f.status();
       controller.abort();
       await running;
@@ -177,7 +170,7 @@ for (const target of TARGETS) {
       const running = f.run(controller.signal);
       let relay: Awaited<ReturnType<typeof tcpRelay>> | undefined;
       try {
-        await until(async () => (await f.status()).last_error !== null, 'a failed attempt');
+        await waitUntil(async () => (await f.status()).last_error !== null, 'a failed attempt');
         await sleep(500);
         const down = await f.status();
         expect(down).toMatchObject({ state: 'connecting', position: 0, lag: 200 });
@@ -186,7 +179,7 @@ for (const target of TARGETS) {
         // The broker comes up (a TCP relay to it on the port the forwarder keeps trying).
         relay = await tcpRelay(port, cluster.brokers[0]!);
         await fillLog(events, 4, 40, 200);
-        await until(async () => (await f.status()).lag === 0, 'the forwarder caught up', 60_000);
+        await waitUntil(async () => (await f.status()).lag === 0, 'the forwarder caught up', 60_000);
       } finally {
         controller.abort();
         await running;
@@ -229,7 +222,7 @@ for (const target of TARGETS) {
       const controller = new AbortController();
       const running = second.run(controller.signal);
       await fillLog(events, 5, 100, 1_000);
-      await until(async () => (await second.status()).lag === 0, 'the second forwarder caught up');
+      await waitUntil(async () => (await second.status()).lag === 0, 'the second forwarder caught up');
       controller.abort();
       await running;
 
@@ -280,7 +273,11 @@ for (const target of TARGETS) {
           }
         };
         // Kill it in the middle of the log, without warning.
-        await until(async () => (await position()) >= EVENTS / 4, 'the child forwarded a quarter', 60_000);
+        await waitUntil(
+          async () => (await position()) >= EVENTS / 4,
+          'the child forwarded a quarter',
+          60_000,
+        );
         child.kill('SIGKILL');
         await exited;
         const killedAt = await position().catch(() => undefined);
@@ -296,7 +293,7 @@ for (const target of TARGETS) {
         });
         const controller = new AbortController();
         const running = second.run(controller.signal);
-        await until(
+        await waitUntil(
           async () => (await second.status()).lag === 0,
           'the restarted forwarder caught up',
           60_000,
@@ -351,7 +348,7 @@ for (const target of TARGETS) {
         const head = await gateway.ctx.events.headPosition();
         // biome-ignore lint/suspicious/noExplicitAny: the parsed health document.
         let health: any;
-        await until(async () => {
+        await waitUntil(async () => {
           health = await (await fetch(`${gateway.url}/health`)).json();
           return health.forwarder?.position === head;
         }, 'GET /health shows the forwarder caught up');

@@ -10,12 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JOBS_PER_STUDIO } from '../../services/ai/jobs/worker.ts';
 import { builtinAiProviders } from '../../services/ai/providers/index.ts';
 import { UpstreamClient } from '../../services/ai/upstream.ts';
-import { until } from '../../shared/event-store/testing.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
+import { adminOk, studioWithToken } from '../support/admin.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { gate } from '../support/mock-ai-upstreams.ts';
 import { freshPostgresDatabase } from '../support/postgres.ts';
 import { type Recorded, recordingServer } from '../support/recording-server.ts';
-import { ok, recordedSpend, sharedMasterKey, studioWithToken } from './support.ts';
+import { ok, recordedSpend, sharedMasterKey } from './support.ts';
 
 /** Reservations lapse after this unless extended: short, so a stream can outlive several. */
 const LEASE_MS = 300;
@@ -88,8 +89,6 @@ function holesGateway(options: { store: 'memory' | 'postgres'; databaseUrl?: str
 }
 
 let gw: TestGateway;
-const admin = (path: string, body: unknown) => gw.api('POST', path, { token: gw.adminKey, body });
-
 /** Studio `studioId` with a token, `model` priced as `price` and a hard budget of `amountUsd` in `window`. */
 async function budgeted(
   studioId: string,
@@ -99,15 +98,13 @@ async function budgeted(
   window: 'day' | 'total',
 ): Promise<string> {
   const { token } = await studioWithToken(gw, studioId);
-  ok(await admin('/v1/ai/prices/upsert', { model, ...price }));
-  ok(
-    await admin('/v1/studios/budgets/set', {
-      studio_id: studioId,
-      amount_usd: amountUsd,
-      window,
-      mode: 'hard',
-    }),
-  );
+  await adminOk(gw, 'POST', '/v1/ai/prices/upsert', { model, ...price });
+  await adminOk(gw, 'POST', '/v1/studios/budgets/set', {
+    studio_id: studioId,
+    amount_usd: amountUsd,
+    window,
+    mode: 'hard',
+  });
   return token;
 }
 
@@ -124,7 +121,7 @@ afterAll(async () => {
 describe('video jobs are admitted as every generation', () => {
   it('rate limits count them: the third job in a minute at rpm 2 is a 429 and never reaches the upstream', async () => {
     const { token } = await studioWithToken(gw, 'video-rpm');
-    ok(await admin('/v1/studios/limits/set', { studio_id: 'video-rpm', rpm: 2 }));
+    await adminOk(gw, 'POST', '/v1/studios/limits/set', { studio_id: 'video-rpm', rpm: 2 });
     const before = calls('/v1/videos');
     const video = () =>
       gw.api('POST', '/v1/ai/video', {
@@ -134,7 +131,7 @@ describe('video jobs are admitted as every generation', () => {
     expect((await video()).status).toBe(202);
     expect((await video()).status).toBe(202);
     expectApiError(await video(), 429, 'rate_limited');
-    await until(() => calls('/v1/videos') - before === 2, 'two jobs started');
+    await waitUntil(() => calls('/v1/videos') - before === 2, 'two jobs started');
     await sleep(100);
     expect(calls('/v1/videos') - before).toBe(2);
   });
@@ -163,9 +160,7 @@ describe('video jobs are admitted as every generation', () => {
     });
     expect(queued.status).toBe(202);
     await sleep(LEASE_MS * 3);
-    const [budget] = ok(
-      await gw.api('GET', '/v1/studios/budgets/list?studio_id=video-lease', { token: gw.adminKey }),
-    ).json.items;
+    const [budget] = (await adminOk(gw, 'GET', '/v1/studios/budgets/list?studio_id=video-lease')).json.items;
     expect(budget.reserved_usd).toBeCloseTo(0.4, 6);
     // Six more seconds do not fit beside the four still reserved.
     expectApiError(
@@ -182,7 +177,7 @@ describe('video jobs are admitted as every generation', () => {
 describe('count_tokens is admitted as every generation', () => {
   it('rate limits count it: the third at rpm 2 is a 429 and never reaches the upstream', async () => {
     const { token } = await studioWithToken(gw, 'count-rpm');
-    ok(await admin('/v1/studios/limits/set', { studio_id: 'count-rpm', rpm: 2 }));
+    await adminOk(gw, 'POST', '/v1/studios/limits/set', { studio_id: 'count-rpm', rpm: 2 });
     const before = calls('/v1/messages/count_tokens');
     const count = () =>
       gw.api('POST', '/v1/ai/anthropic/v1/messages/count_tokens', {
@@ -221,7 +216,7 @@ describe('total budgets', () => {
     for (const refused of answers.filter((a) => a.status !== 200))
       expectApiError(refused, 402, 'budget_exceeded');
     expect(await recordedSpend(gw, 'total-par')).toBeLessThanOrEqual(35_000_000);
-    ok(await admin('/v1/ai/prices/remove', { model: 'openai/gpt-4o-mini' }));
+    await adminOk(gw, 'POST', '/v1/ai/prices/remove', { model: 'openai/gpt-4o-mini' });
   });
 });
 
@@ -245,9 +240,7 @@ describe('a stream outliving its lease', () => {
       },
     });
     await sleep(LEASE_MS * 4);
-    const [during] = ok(
-      await gw.api('GET', '/v1/studios/budgets/list?studio_id=long-stream', { token: gw.adminKey }),
-    ).json.items;
+    const [during] = (await adminOk(gw, 'GET', '/v1/studios/budgets/list?studio_id=long-stream')).json.items;
     expect(during.reserved_usd).toBeCloseTo(0.8, 6);
     held.open();
     expect((await streaming).status).toBe(200);
@@ -256,11 +249,9 @@ describe('a stream outliving its lease', () => {
     expect(types[0]).toBe('BudgetReserved');
     expect(types.filter((t) => t === 'BudgetLeaseExtended').length).toBeGreaterThanOrEqual(3);
     expect(types.at(-1)).toBe('GenerationCompleted');
-    const [after] = ok(
-      await gw.api('GET', '/v1/studios/budgets/list?studio_id=long-stream', { token: gw.adminKey }),
-    ).json.items;
+    const [after] = (await adminOk(gw, 'GET', '/v1/studios/budgets/list?studio_id=long-stream')).json.items;
     expect(after).toMatchObject({ reserved_usd: 0, spent_usd: 0.8 });
-    ok(await admin('/v1/ai/prices/remove', { model: 'openai/gpt-4o' }));
+    await adminOk(gw, 'POST', '/v1/ai/prices/remove', { model: 'openai/gpt-4o' });
   });
 });
 
@@ -269,17 +260,18 @@ describe('a price change', () => {
   async function priceChange(first: TestGateway, second: TestGateway, studioId: string) {
     const { token } = await studioWithToken(first, studioId);
     const set = (output_per_mtok: number) =>
-      first.api('POST', '/v1/ai/prices/upsert', {
-        token: first.adminKey,
-        body: { model: 'openai/gpt-4.1', input_per_mtok: 0, output_per_mtok },
+      adminOk(first, 'POST', '/v1/ai/prices/upsert', {
+        model: 'openai/gpt-4.1',
+        input_per_mtok: 0,
+        output_per_mtok,
       });
     const answer = (on: TestGateway) =>
       on.api('POST', '/v1/ai/chat/completions', {
         token,
         body: { model: 'openai/gpt-4.1', messages: [{ role: 'user', content: 'price' }] },
       });
-    ok(await set(500_000));
-    await until(async () => {
+    await set(500_000);
+    await waitUntil(async () => {
       const prices = await second.api('GET', '/v1/ai/prices', { token: second.adminKey });
       return (
         prices.json.items.find((p: { model: string }) => p.model === 'openai/gpt-4.1')?.output_per_mtok ===
@@ -287,10 +279,10 @@ describe('a price change', () => {
       );
     }, 'the second gateway sees the first price');
     ok(await answer(second));
-    ok(await set(1_000_000));
+    await set(1_000_000);
     await sleep(200);
     ok(await answer(second));
-    await until(
+    await waitUntil(
       async () => (await recordedSpend(first, studioId)) >= 12_000_000,
       'both answers recorded',
     ).catch(() => undefined);

@@ -26,12 +26,13 @@ import { itemsOutputText } from '../../services/ai/responses/wire.ts';
 import { UpstreamClient } from '../../services/ai/upstream.ts';
 import type { UsageEvent } from '../../services/ai/usage/events.ts';
 import { tokensAtLeast } from '../../services/ai/usage/metering.ts';
-import { until } from '../../shared/event-store/testing.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
+import { adminOk } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import type { Json } from '../support/mock-ai-upstreams.ts';
 import { freshPostgresDatabase } from '../support/postgres.ts';
 import { adversarialUpstream, caseText, type Misbehaviour } from './adversary.ts';
-import { ok, sharedMasterKey } from './support.ts';
+import { sharedMasterKey } from './support.ts';
 
 const RUNS = Number(process.env.BUDGET_PROPERTY_RUNS ?? 20);
 /** micro-dollars per token: what each model costs here. */
@@ -151,17 +152,14 @@ function adversarialGateway(options: {
 }
 
 async function priced(gw: TestGateway): Promise<void> {
-  const admin = (path: string, body: unknown) => gw.api('POST', path, { token: gw.adminKey, body });
-  for (const model of PRICED) ok(await admin('/v1/ai/prices/upsert', { model, ...PRICE }));
+  for (const model of PRICED) await adminOk(gw, 'POST', '/v1/ai/prices/upsert', { model, ...PRICE });
   for (const [model, price] of Object.entries(MEDIA_PRICES))
-    ok(await admin('/v1/ai/prices/upsert', { model, ...price }));
-  ok(
-    await admin('/v1/ai/routes/upsert', {
-      id: 'fallback',
-      strategy: 'fallback',
-      targets: [{ model: 'compat/bad' }, { model: 'compat/m' }],
-    }),
-  );
+    await adminOk(gw, 'POST', '/v1/ai/prices/upsert', { model, ...price });
+  await adminOk(gw, 'POST', '/v1/ai/routes/upsert', {
+    id: 'fallback',
+    strategy: 'fallback',
+    targets: [{ model: 'compat/bad' }, { model: 'compat/m' }],
+  });
 }
 
 let studioCount = 0;
@@ -169,33 +167,28 @@ let studioCount = 0;
 /** A studio with two tokens and the schedule's budgets, seen by every gateway before it runs. */
 async function studioFor(gateways: TestGateway[], schedule: Schedule) {
   const [gw] = gateways as [TestGateway];
-  const admin = (path: string, body: unknown) => gw.api('POST', path, { token: gw.adminKey, body });
   const studioId = `prop${++studioCount}${Math.random().toString(36).slice(2, 6)}`;
-  ok(
-    await admin('/v1/studios/create', {
-      name: studioId,
-      studio_id: studioId,
-      ...(schedule.cached ? { cache_ttl_s: 600 } : {}),
-    }),
-  );
+  await adminOk(gw, 'POST', '/v1/studios/create', {
+    name: studioId,
+    studio_id: studioId,
+    ...(schedule.cached ? { cache_ttl_s: 600 } : {}),
+  });
   const tokens: { token: string; tokenId: string }[] = [];
   for (let i = 0; i < 2; i++) {
-    const issued = ok(await admin('/v1/studios/tokens/apply', { studio_id: studioId })).json;
+    const issued = (await adminOk(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: studioId })).json;
     tokens.push({ token: issued.user_token, tokenId: issued.token.id });
   }
   for (const budget of schedule.budgets) {
-    ok(
-      await admin('/v1/studios/budgets/set', {
-        studio_id: studioId,
-        ...(budget.scope === 'studio' ? {} : { token_id: tokens[budget.scope]!.tokenId }),
-        amount_usd: budget.amountMicroUsd / 1_000_000,
-        window: budget.window,
-        mode: budget.mode,
-      }),
-    );
+    await adminOk(gw, 'POST', '/v1/studios/budgets/set', {
+      studio_id: studioId,
+      ...(budget.scope === 'studio' ? {} : { token_id: tokens[budget.scope]!.tokenId }),
+      amount_usd: budget.amountMicroUsd / 1_000_000,
+      window: budget.window,
+      mode: budget.mode,
+    });
   }
   for (const other of gateways) {
-    await until(async () => {
+    await waitUntil(async () => {
       const listed = await other.api('GET', `/v1/studios/budgets/list?studio_id=${studioId}`, {
         token: other.adminKey,
       });
@@ -426,7 +419,7 @@ async function check(gateways: TestGateway[], schedule: Schedule): Promise<void>
   // Every generation's event is in the log once its answer has ended.
   const answered = outcomes.filter((o) => o.status === 200 || o.status >= 500 || o.status === 0);
   let events: { type: string; data: Json; createdAt: string }[] = [];
-  await until(async () => {
+  await waitUntil(async () => {
     events = (await gw.running.ctx.events.readStream(`usage-${studioId}`)) as typeof events;
     const recorded = new Set(events.map((e) => e.data.requestId));
     return answered.every((o) => recorded.has(o.requestId));
@@ -466,7 +459,7 @@ async function check(gateways: TestGateway[], schedule: Schedule): Promise<void>
   const rebuilt = emptyLedger();
   for (const e of events) foldLedger(rebuilt, e as unknown as UsageEvent, e.createdAt);
   for (const other of gateways) {
-    await until(
+    await waitUntil(
       () =>
         other.running.ctx.projections.state(budgetsProjection).get(studioId)?.ledger.revision ===
         events.length - 1,
@@ -500,7 +493,7 @@ describe('budgets against misbehaving upstreams and clients (property-based)', (
     const b = await adversarialGateway({ store: 'postgres', databaseUrl: db.url, masterKey });
     try {
       await priced(a);
-      await until(async () => {
+      await waitUntil(async () => {
         const routes = await b.api('GET', '/v1/ai/routes/list', { token: b.adminKey });
         return routes.json?.items?.length === 1;
       }, 'the second gateway sees the route');

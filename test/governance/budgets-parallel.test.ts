@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../../shared/event-store/testing.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { type StudioProcess, startStudio } from '../scale/processes.ts';
+import { adminOk } from '../support/admin.ts';
 import { auditData } from '../support/audit.ts';
 import {
   type ApiRequest,
@@ -14,7 +15,7 @@ import {
 import { openAiWire, sendJson } from '../support/mock-ai-upstreams.ts';
 import { freshPostgresDatabase } from '../support/postgres.ts';
 import { recordingServer } from '../support/recording-server.ts';
-import { governedGateway, ok } from './support.ts';
+import { governedGateway } from './support.ts';
 
 /** A gateway as this test talks to it: in this process or in one of its own. */
 interface Endpoint {
@@ -104,18 +105,20 @@ afterAll(async () => {
 async function setUp(gateways: Endpoint[]) {
   const [first] = gateways as [Endpoint];
   const studio = `par${Math.random().toString(36).slice(2, 8)}`;
-  const admin = (path: string, body: unknown) => first.api('POST', path, { token: first.adminKey, body });
-  ok(await admin('/v1/studios/create', { name: studio, studio_id: studio }));
-  const token: string = ok(await admin('/v1/studios/tokens/apply', { studio_id: studio })).json.user_token;
-  ok(await admin('/v1/ai/prices/upsert', { model: 'compat/m', input_per_mtok: 10, output_per_mtok: 20 }));
-  ok(
-    await admin('/v1/studios/budgets/set', {
-      studio_id: studio,
-      amount_usd: BUDGET_MICRO_USD / 1_000_000,
-      window: 'day',
-      mode: 'hard',
-    }),
-  );
+  await adminOk(first, 'POST', '/v1/studios/create', { name: studio, studio_id: studio });
+  const token: string = (await adminOk(first, 'POST', '/v1/studios/tokens/apply', { studio_id: studio })).json
+    .user_token;
+  await adminOk(first, 'POST', '/v1/ai/prices/upsert', {
+    model: 'compat/m',
+    input_per_mtok: 10,
+    output_per_mtok: 20,
+  });
+  await adminOk(first, 'POST', '/v1/studios/budgets/set', {
+    studio_id: studio,
+    amount_usd: BUDGET_MICRO_USD / 1_000_000,
+    window: 'day',
+    mode: 'hard',
+  });
   // Every gateway must see the price and the budget before the burst.
   for (const gw of gateways) {
     for (let i = 0; ; i++) {
@@ -172,7 +175,7 @@ async function burst(gateways: Endpoint[]) {
   // Each answer used 500; the last ones, capped lower than the upstream kept to, are charged no
   // more than they reserved, the rest recorded as uncharged.
   let spent = { charged: 0, uncharged: 0 };
-  await until(async () => {
+  await waitUntil(async () => {
     spent = await gateways[0]!.spent(studio);
     return spent.charged + spent.uncharged >= served.length * 500;
   }, 'the spend in the log').catch(() => undefined); // the exact comparison below says what is wrong

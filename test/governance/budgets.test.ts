@@ -1,9 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { budgetsProjection } from '../../projections/budgets.ts';
+import { adminOk, studioWithToken } from '../support/admin.ts';
 import { expectApiError, type TestGateway } from '../support/gateway.ts';
 import { openAiMock, openAiStream, openAiWire, type WireMock } from '../support/mock-ai-upstreams.ts';
-import { governedGateway, ok, recordedSpend, studioWithToken } from './support.ts';
+import { governedGateway, recordedSpend } from './support.ts';
 
 let mock: WireMock;
 let gw: TestGateway;
@@ -13,21 +14,17 @@ beforeAll(async () => {
   mock = await openAiMock();
   gw = await governedGateway({ store: 'memory', upstreamUrl: mock.url });
   // compat/m is free by default: price it so budgets bite (10 and 20 micro-dollars a token).
-  ok(
-    await gw.api('POST', '/v1/ai/prices/upsert', {
-      token: gw.adminKey,
-      body: { model: 'compat/m', input_per_mtok: 10, output_per_mtok: 20 },
-    }),
-  );
+  await adminOk(gw, 'POST', '/v1/ai/prices/upsert', {
+    model: 'compat/m',
+    input_per_mtok: 10,
+    output_per_mtok: 20,
+  });
 });
 beforeEach(() => mock.reset());
 afterAll(async () => {
   await gw?.close();
   await mock?.close();
 });
-
-const admin = (method: string, path: string, body?: unknown) =>
-  gw.api(method, path, { token: gw.adminKey, ...(body === undefined ? {} : { body }) });
 
 /** A new studio with a token, and a budget set on it. */
 async function budgeted(budget: {
@@ -38,20 +35,18 @@ async function budgeted(budget: {
 }) {
   const id = `b${++studioCount}`;
   const { token, tokenId } = await studioWithToken(gw, id);
-  ok(
-    await admin('POST', '/v1/studios/budgets/set', {
-      studio_id: id,
-      ...(budget.token ? { token_id: tokenId } : {}),
-      amount_usd: budget.amount_usd,
-      window: budget.window ?? 'day',
-      mode: budget.mode ?? 'hard',
-    }),
-  );
+  await adminOk(gw, 'POST', '/v1/studios/budgets/set', {
+    studio_id: id,
+    ...(budget.token ? { token_id: tokenId } : {}),
+    amount_usd: budget.amount_usd,
+    window: budget.window ?? 'day',
+    mode: budget.mode ?? 'hard',
+  });
   return { id, token, tokenId };
 }
 
 const listBudgets = async (studioId: string) =>
-  ok(await admin('GET', `/v1/studios/budgets/list?studio_id=${studioId}`)).json.items;
+  (await adminOk(gw, 'GET', `/v1/studios/budgets/list?studio_id=${studioId}`)).json.items;
 
 const chat = (token: string, body: Record<string, unknown>) =>
   gw.api('POST', '/v1/ai/chat/completions', {
@@ -62,15 +57,13 @@ const chat = (token: string, body: Record<string, unknown>) =>
 describe('budgets: set, list, remove', () => {
   it('sets a studio budget and a token budget, lists where they stand, removes them', async () => {
     const { id, tokenId } = await budgeted({ amount_usd: 5, window: 'month' });
-    const set = ok(
-      await admin('POST', '/v1/studios/budgets/set', {
-        studio_id: id,
-        token_id: tokenId,
-        amount_usd: 1.5,
-        window: 'total',
-        mode: 'soft',
-      }),
-    );
+    const set = await adminOk(gw, 'POST', '/v1/studios/budgets/set', {
+      studio_id: id,
+      token_id: tokenId,
+      amount_usd: 1.5,
+      window: 'total',
+      mode: 'soft',
+    });
     expect(set.json).toMatchObject({ studio_id: id, token_id: tokenId, amount_usd: 1.5, remaining_usd: 1.5 });
     const items = await listBudgets(id);
     expect(items).toEqual([
@@ -91,10 +84,13 @@ describe('budgets: set, list, remove', () => {
       new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
     );
 
-    ok(await admin('POST', '/v1/studios/budgets/remove', { studio_id: id, token_id: tokenId }));
+    await adminOk(gw, 'POST', '/v1/studios/budgets/remove', { studio_id: id, token_id: tokenId });
     expect((await listBudgets(id)).map((b: { token_id: string | null }) => b.token_id)).toEqual([null]);
     expectApiError(
-      await admin('POST', '/v1/studios/budgets/remove', { studio_id: id, token_id: tokenId }),
+      await gw.api('POST', '/v1/studios/budgets/remove', {
+        token: gw.adminKey,
+        body: { studio_id: id, token_id: tokenId },
+      }),
       404,
       'not_found',
     );
@@ -103,43 +99,55 @@ describe('budgets: set, list, remove', () => {
   it('refuses bad input with the parameter named, and unknown studios and tokens', async () => {
     const { id } = await budgeted({ amount_usd: 1 });
     const bad = expectApiError(
-      await admin('POST', '/v1/studios/budgets/set', {
-        studio_id: id,
-        amount_usd: -1,
-        window: 'day',
-        mode: 'hard',
+      await gw.api('POST', '/v1/studios/budgets/set', {
+        token: gw.adminKey,
+        body: {
+          studio_id: id,
+          amount_usd: -1,
+          window: 'day',
+          mode: 'hard',
+        },
       }),
       400,
       'validation_failed',
     );
     expect(bad.message).toMatch(/amount_usd/);
     expectApiError(
-      await admin('POST', '/v1/studios/budgets/set', {
-        studio_id: id,
-        amount_usd: 1,
-        window: 'week',
-        mode: 'hard',
+      await gw.api('POST', '/v1/studios/budgets/set', {
+        token: gw.adminKey,
+        body: {
+          studio_id: id,
+          amount_usd: 1,
+          window: 'week',
+          mode: 'hard',
+        },
       }),
       400,
       'validation_failed',
     );
     expectApiError(
-      await admin('POST', '/v1/studios/budgets/set', {
-        studio_id: 'nope',
-        amount_usd: 1,
-        window: 'day',
-        mode: 'hard',
+      await gw.api('POST', '/v1/studios/budgets/set', {
+        token: gw.adminKey,
+        body: {
+          studio_id: 'nope',
+          amount_usd: 1,
+          window: 'day',
+          mode: 'hard',
+        },
       }),
       404,
       'not_found',
     );
     expectApiError(
-      await admin('POST', '/v1/studios/budgets/set', {
-        studio_id: id,
-        token_id: 'tok_other',
-        amount_usd: 1,
-        window: 'day',
-        mode: 'hard',
+      await gw.api('POST', '/v1/studios/budgets/set', {
+        token: gw.adminKey,
+        body: {
+          studio_id: id,
+          token_id: 'tok_other',
+          amount_usd: 1,
+          window: 'day',
+          mode: 'hard',
+        },
       }),
       404,
       'not_found',
@@ -207,7 +215,7 @@ describe('hard budgets', () => {
 
   it("apply a token's budget to that token only, and the studio's to all of them", async () => {
     const { id, token } = await budgeted({ amount_usd: 0.000_1, token: true });
-    const other = ok(await admin('POST', '/v1/studios/tokens/apply', { studio_id: id })).json.user_token;
+    const other = (await adminOk(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: id })).json.user_token;
     expectApiError(
       await chat(token, { messages: [{ role: 'user', content: 'x'.repeat(200) }] }),
       402,

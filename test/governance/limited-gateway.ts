@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { builtinAiProviders } from '../../services/ai/providers/index.ts';
 import { UpstreamClient } from '../../services/ai/upstream.ts';
-import { adminOk } from '../accounts/support/accounts.ts';
+import { adminOk, studioWithToken } from '../support/admin.ts';
 import {
   type ApiResponse,
   startTestGateway,
@@ -17,7 +17,6 @@ import {
   sse,
   type WireMock,
 } from '../support/mock-ai-upstreams.ts';
-import { studioWithToken } from './support.ts';
 
 export const MODEL = 'openai/gpt-4o-mini';
 
@@ -146,8 +145,6 @@ export async function newToken(
   return { token: issued.json.user_token, tokenId: issued.json.token.id };
 }
 
-export { adminOk };
-
 export type Route = 'text' | 'stream' | 'chat' | 'chat-stream';
 
 /** One generation through `route`, its body read to the end. */
@@ -171,10 +168,4 @@ export async function generate(gw: TestGateway, token: string, route: Route = 'c
 /** The `x-ratelimit-*` headers of an answer. */
 export function rateHeaders(res: ApiResponse): Record<string, string> {
   return Object.fromEntries([...res.headers].filter(([name]) => name.startsWith('x-ratelimit-')));
-}
-
-/** Waits (polling, 5 s at most) until `condition` holds. */
-export async function until(what: string, condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
-  if (!condition()) throw new Error(`timed out waiting until ${what}`);
 }

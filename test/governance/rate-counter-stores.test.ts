@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { until } from '../../shared/event-store/testing.ts';
 import type { Admission } from '../../shared/rate-limit/admissions.ts';
 import { type CounterStore, memoryCounters, postgresCounters } from '../../shared/rate-limit/counters.ts';
 import { COUNTERS_TABLE, LEASES_TABLE } from '../../shared/rate-limit/postgres-admissions.ts';
 import { redisCounters } from '../../shared/rate-limit/redis-counters.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
 
@@ -254,7 +254,10 @@ describe('PostgreSQL admissions', () => {
             )
           ).rows[0];
         await store.close(); // its connections' statistics reach the view as they end
-        await until(async () => Number((await scans())?.deleted ?? 0) >= generations, 'the deletes counted');
+        await waitUntil(
+          async () => Number((await scans())?.deleted ?? 0) >= generations,
+          'the deletes counted',
+        );
         // A plan cached with the table empty would scan it at every call: hundreds. The hourly sweep's
         // delete by expiry, at start, is the only sequential scan.
         expect(Number((await scans())!.seq)).toBeLessThan(5);

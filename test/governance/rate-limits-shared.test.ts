@@ -1,16 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { limitsProjection } from '../../projections/limits.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
+import { adminOk } from '../support/admin.ts';
 import { expectApiError, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
 import {
-  adminOk,
   type CountingUpstream,
   countingUpstream,
   generate,
   newStudio,
   startGatewayPair,
-  until,
 } from './limited-gateway.ts';
 
 // Two gateways on one PostgreSQL database count against the same limits: a deployment of N
@@ -59,7 +59,10 @@ describe.each(SETUPS)('two gateways, counters in $counters', ({ counters, redisU
       const { studioId, token } = await newStudio(a);
       await adminOk(a, 'POST', '/v1/studios/limits/set', { studio_id: studioId, rpm: 10 });
       // B learns of the limit from the log.
-      await until('B holds the limit', () => b.running.ctx.projections.state(limitsProjection).has(studioId));
+      await waitUntil(
+        () => b.running.ctx.projections.state(limitsProjection).has(studioId),
+        'B holds the limit',
+      );
 
       const served = [];
       for (let i = 0; i < 10; i++) served.push((await generate(i % 2 === 0 ? a : b, token)).status);
@@ -77,7 +80,10 @@ describe.each(SETUPS)('two gateways, counters in $counters', ({ counters, redisU
   run('rpm=10 with 30 racing through both at once: exactly 10 served', async () => {
     const { studioId, token } = await newStudio(a);
     await adminOk(a, 'POST', '/v1/studios/limits/set', { studio_id: studioId, rpm: 10 });
-    await until('B holds the limit', () => b.running.ctx.projections.state(limitsProjection).has(studioId));
+    await waitUntil(
+      () => b.running.ctx.projections.state(limitsProjection).has(studioId),
+      'B holds the limit',
+    );
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) => generate(i % 2 === 0 ? a : b, token)),
     );
@@ -89,13 +95,16 @@ describe.each(SETUPS)('two gateways, counters in $counters', ({ counters, redisU
   run('max_concurrent=3 through both: never 4 at the upstream', async () => {
     const { studioId, token } = await newStudio(a);
     await adminOk(a, 'POST', '/v1/studios/limits/set', { studio_id: studioId, max_concurrent: 3 });
-    await until('B holds the limit', () => b.running.ctx.projections.state(limitsProjection).has(studioId));
+    await waitUntil(
+      () => b.running.ctx.projections.state(limitsProjection).has(studioId),
+      'B holds the limit',
+    );
     upstream.hold();
     const answers = Array.from({ length: 12 }, (_, i) => generate(i % 2 === 0 ? a : b, token, 'chat-stream'));
-    await until('three calls are held upstream', () => upstream.inFlight === 3);
+    await waitUntil(() => upstream.inFlight === 3, 'three calls are held upstream');
     let refused = 0;
     const settled = answers.map((p) => p.then((res) => (res.status === 429 ? refused++ : 0)));
-    await until('nine were refused', () => refused === 9);
+    await waitUntil(() => refused === 9, 'nine were refused');
     upstream.release();
     await Promise.all(settled);
     const statuses = (await Promise.all(answers)).map((r) => r.status).sort();

@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../shared/testing/wait.ts';
+import { adminOk } from '../support/admin.ts';
 import { expectApiError, type TestGateway } from '../support/gateway.ts';
 import {
-  adminOk,
   type CountingUpstream,
   countingUpstream,
   generate,
@@ -9,7 +10,6 @@ import {
   newToken,
   rateHeaders,
   startLimitedGateway,
-  until,
 } from './limited-gateway.ts';
 
 // Rate limits on one gateway: requests and tokens per minute and generations at once, per studio
@@ -165,11 +165,11 @@ describe('generations at once', () => {
     const answers = Array.from({ length: 12 }, (_, i) =>
       generate(gw, token, i % 2 === 0 ? 'chat-stream' : 'text'),
     );
-    await until('three calls are held upstream', () => upstream.inFlight === 3);
+    await waitUntil(() => upstream.inFlight === 3, 'three calls are held upstream');
     // The refused ones answer while the three are still held: refused at once, not queued.
     const refused: number[] = [];
     const settled = answers.map((a) => a.then((res) => (res.status === 429 ? refused.push(1) : 0)));
-    await until('nine were refused', () => refused.length === 9);
+    await waitUntil(() => refused.length === 9, 'nine were refused');
     expect(upstream.inFlight).toBe(3);
     upstream.release();
     await Promise.all(settled);
@@ -191,10 +191,10 @@ describe('generations at once', () => {
     await limit({ studio_id: studioId, token_id: tokenId, max_concurrent: 1 });
     upstream.hold();
     const first = generate(gw, token, 'chat-stream');
-    await until('one call is held', () => upstream.inFlight === 1);
+    await waitUntil(() => upstream.inFlight === 1, 'one call is held');
     expectApiError(await generate(gw, token), 429, 'rate_limited');
     const freed = generate(gw, other.token);
-    await until('the other token reached the upstream', () => upstream.inFlight === 2);
+    await waitUntil(() => upstream.inFlight === 2, 'the other token reached the upstream');
     upstream.release();
     expect((await first).status).toBe(200);
     expect((await freed).status).toBe(200);

@@ -36,18 +36,6 @@ export function ok(res: ApiResponse): ApiResponse {
   return res;
 }
 
-/** Creates studio `id` with one user token; answers the token's secret and id. */
-export async function studioWithToken(
-  gw: TestGateway,
-  id: string,
-): Promise<{ token: string; tokenId: string }> {
-  ok(await gw.api('POST', '/v1/studios/create', { token: gw.adminKey, body: { name: id, studio_id: id } }));
-  const issued = ok(
-    await gw.api('POST', '/v1/studios/tokens/apply', { token: gw.adminKey, body: { studio_id: id } }),
-  );
-  return { token: issued.json.user_token, tokenId: issued.json.token.id };
-}
-
 /** The micro-dollars recorded as spent in a studio's usage stream, read from the log. */
 export async function recordedSpend(gw: TestGateway, studioId: string): Promise<number> {
   const events = await gw.running.ctx.events.readStream(`usage-${studioId}`);

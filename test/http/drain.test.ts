@@ -10,6 +10,7 @@ import { mountRoutes } from '../../shared/http/serve.ts';
 import { listen } from '../../shared/http/server.ts';
 import { openSse } from '../../shared/http/sse.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { nodeGet } from '../support/node-get.ts';
 
 function gate() {
@@ -84,7 +85,7 @@ describe('Drain', () => {
       expect((await get(`${url}/quick`, probes)).status).toBe(200);
       // Something in flight, or the drain would be over at once.
       const streamed = get(`${url}/stream`, false);
-      await until(() => drain.inFlight === 1);
+      await waitUntil(() => drain.inFlight === 1, 'one request is in flight');
       const outcome = finishDraining(server, drain, AbortSignal.timeout(30_000), {
         stop: async () => ({ durable: true }),
       });
@@ -135,7 +136,7 @@ describe('finishDraining', () => {
     const streamed = get(`${url}/stream`, false);
     const answered = await get(`${url}/record-after`, false);
     expect(answered.status).toBe(200);
-    await until(() => drain.inFlight === 2);
+    await waitUntil(() => drain.inFlight === 2, 'two requests are in flight');
 
     let stopped = false;
     const outcome = finishDraining(server, drain, AbortSignal.timeout(30_000), {
@@ -157,7 +158,7 @@ describe('finishDraining', () => {
   it('at the deadline cuts what is left, runs `cut`, then stops', async () => {
     const { drain, server, url, streamEnd } = await start();
     const streamed = get(`${url}/stream`, false).catch((error: NodeJS.ErrnoException) => error.code);
-    await until(() => drain.inFlight === 1);
+    await waitUntil(() => drain.inFlight === 1, 'one request is in flight');
     let cut = false;
     const outcome = await finishDraining(server, drain, AbortSignal.timeout(200), {
       settled: (deadline) =>
@@ -173,8 +174,3 @@ describe('finishDraining', () => {
     expect(await streamed).toBe('ECONNRESET');
   });
 });
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(check()).toBe(true);
-}

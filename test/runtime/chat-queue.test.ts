@@ -5,6 +5,7 @@ import { completionId, nowSeconds } from '../../services/ai/chat/ids.ts';
 import { type ChatRequest, textOf } from '../../services/ai/chat/wire.ts';
 import { devProvider } from '../../services/ai/providers/dev.ts';
 import type { Provider } from '../../services/ai/providers/types.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 
 /** Echoes, but holds a request whose last message says `HOLD:<gate>` until that gate is opened. */
@@ -101,14 +102,6 @@ const events = async (stream: string) =>
     data: Record<string, unknown>;
   }[];
 
-async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('condition not reached');
-}
-
 describe('chat: one FIFO queue per conversation', () => {
   it('twenty concurrent inbound messages run strictly in order, each told its queue position', async () => {
     // The first turn waits at its gate, so the other nineteen line up behind it.
@@ -129,9 +122,10 @@ describe('chat: one FIFO queue per conversation', () => {
     const byPosition = inLine.map((r) => r.json.queueItemId);
     gate('line').open();
 
-    await until(
+    await waitUntil(
       async () =>
         (await events(`session-${conversationId}`)).filter((e) => e.type === 'TurnCompleted').length === 20,
+      'twenty turns completed',
     );
     const session = await events(`session-${conversationId}`);
     const queued = session.filter((e) => e.type === 'TurnQueued').map((e) => e.data.turnId);
@@ -159,14 +153,18 @@ describe('chat: one FIFO queue per conversation', () => {
     expect(received.map((e) => e.data.text)).toEqual(inLine.map(sent));
 
     // And every reply reached the webhook, in order.
-    await until(async () => delivered.filter((d) => d.conversationId === conversationId).length === 20);
+    await waitUntil(
+      async () => delivered.filter((d) => d.conversationId === conversationId).length === 20,
+      'twenty replies delivered',
+    );
     expect(delivered.filter((d) => d.conversationId === conversationId).map((d) => d.turnId)).toEqual(queued);
     expect(delivered.filter((d) => d.conversationId === conversationId).map((d) => d.text)).toEqual(
       inLine.map((r) => `re: ${sent(r)}`),
     );
-    await until(
+    await waitUntil(
       async () =>
         (await events(`chat-${conversationId}`)).filter((e) => e.type === 'ReplyDelivered').length === 20,
+      'twenty replies recorded',
     );
   });
 
@@ -176,8 +174,10 @@ describe('chat: one FIFO queue per conversation', () => {
     expect(blocked.json.conversationId).not.toBe(free.json.conversationId);
     expect(blocked.json.queuePosition).toBe(1);
     expect(free.json.queuePosition).toBe(1);
-    await until(async () =>
-      (await events(`session-${free.json.conversationId}`)).some((e) => e.type === 'TurnCompleted'),
+    await waitUntil(
+      async () =>
+        (await events(`session-${free.json.conversationId}`)).some((e) => e.type === 'TurnCompleted'),
+      'the free conversation completed a turn',
     );
     expect(
       (await events(`session-${blocked.json.conversationId}`)).some((e) => e.type === 'TurnCompleted'),
@@ -187,10 +187,11 @@ describe('chat: one FIFO queue per conversation', () => {
     const second = await inbound('slow-channel', 'after the hold');
     expect(second.json.queuePosition).toBe(2);
     gate('slow').open();
-    await until(
+    await waitUntil(
       async () =>
         (await events(`session-${blocked.json.conversationId}`)).filter((e) => e.type === 'TurnCompleted')
           .length === 2,
+      'the blocked conversation completed two turns',
     );
   });
 
@@ -209,8 +210,9 @@ describe('chat: one FIFO queue per conversation', () => {
       queuePosition: expect.any(Number),
     });
     expect(res.json.queuePosition).toBeGreaterThanOrEqual(1);
-    await until(
+    await waitUntil(
       async () => (await events(`session-${id}`)).filter((e) => e.type === 'TurnCompleted').length === 2,
+      'two turns completed',
     );
     const chat = await events(`chat-${id}`);
     const session = await events(`session-${id}`);

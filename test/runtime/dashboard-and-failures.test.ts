@@ -178,7 +178,7 @@ describe('failed and cancelled turns leave the session consistent', () => {
     expect(types.slice(-3)).toEqual(['MessageCreated', 'MessageCompleted', 'TurnFailed']);
     expect(stack.runtime.sessions.require(session.id).session.status).toBe('idle');
 
-    await stack.runtime.sessions.runCommand(session.id, { type: 'UpdateSystem', model: 'dev/echo' });
+    await stack.runtime.sessions.handle(session.id, { type: 'UpdateSystem', model: 'dev/echo' });
     const next = await stack.call('POST', `/api/dashboard/sessions/${session.id}/execute`, {
       instructions: 'again',
     });

@@ -1,4 +1,4 @@
-import { RemoteAgent } from 'studio/sdk';
+import { RemoteAgent } from 'studio-ai-gateway/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAction, definePlugin } from '../../services/runtime/plugins/types.ts';

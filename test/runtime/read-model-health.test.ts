@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FailingReads, until } from '../../shared/event-store/testing.ts';
+import { FailingReads } from '../../shared/event-store/testing.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { expectApiError } from '../support/gateway.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 
@@ -39,7 +40,7 @@ describe('runtime /health and /ready', () => {
       token: stack().gw.adminKey,
       body: { name: 'Wake' },
     });
-    await until(() => reads.failures >= 2, 'failed reads');
+    await waitUntil(() => reads.failures >= 2, 'failed reads');
     const degraded = await stack().call('GET', '/health');
     expect(degraded.status).toBe(200);
     expect(degraded.json).toMatchObject({
@@ -54,8 +55,8 @@ describe('runtime /health and /ready', () => {
     expect(notReady.json.not_ready).toEqual(['read_models: stalled, not live']);
 
     reads.failing = false;
-    await until(async () => (await stack().call('GET', '/health')).json.status === 'ok', 'ok again');
-    await until(async () => (await stack().call('GET', '/ready')).status === 200, 'ready again');
+    await waitUntil(async () => (await stack().call('GET', '/health')).json.status === 'ok', 'ok again');
+    await waitUntil(async () => (await stack().call('GET', '/ready')).status === 200, 'ready again');
     expect((await stack().call('GET', '/health')).json.read_models).toEqual({
       state: 'live',
       stalled_since: null,
@@ -74,7 +75,7 @@ describe('runtime commands while its read models cannot read the log', () => {
     expect(expectApiError(res, 503, 'unavailable').message).toMatch(/was stored/);
 
     reads.failing = false;
-    await until(async () => (await stack().call('GET', '/health')).json.status === 'ok', 'ok again');
+    await waitUntil(async () => (await stack().call('GET', '/health')).json.status === 'ok', 'ok again');
     const sessions = (await stack().call('GET', '/api/sdk/sessions')).json;
     expect(JSON.stringify(sessions)).toContain('during the outage');
     expect((await stack().call('POST', '/api/sdk/sessions', { title: 'after' })).status).toBe(201);

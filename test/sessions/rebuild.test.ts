@@ -1,4 +1,4 @@
-import { RemoteAgent } from 'studio/sdk';
+import { RemoteAgent } from 'studio-ai-gateway/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SessionsState, sessionsProjection } from '../../projections/sessions.ts';
 import { MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';

@@ -1,4 +1,4 @@
-import { RemoteAgent, RemoteAgentError } from 'studio/sdk';
+import { RemoteAgent, RemoteAgentError } from 'studio-ai-gateway/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 

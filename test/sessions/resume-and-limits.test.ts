@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { RemoteAgent, type SessionStreamItem } from 'studio/sdk';
+import { RemoteAgent, type SessionStreamItem } from 'studio-ai-gateway/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completionId, nowSeconds } from '../../services/ai/chat/ids.ts';
 import { textOf } from '../../services/ai/chat/wire.ts';
@@ -197,7 +197,7 @@ describe('limits', () => {
     // 50 events of 32 kB appended together: well over the 1 MiB backlog limit if counted before sending.
     await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        stack.runtime.sessions.runCommand(session.id, { type: 'UpdateSystem', system: `${i} ${big}` }),
+        stack.runtime.sessions.handle(session.id, { type: 'UpdateSystem', system: `${i} ${big}` }),
       ),
     );
     const last = (await agent.get(session.id)).revision;
@@ -234,7 +234,7 @@ describe('limits', () => {
     // Big events: 200 kB system prompts, appended faster than the client reads (it reads nothing).
     const big = 'x'.repeat(200_000);
     for (let i = 0; i < 200 && !ended; i++) {
-      await stack.runtime.sessions.runCommand(session.id, { type: 'UpdateSystem', system: `${i} ${big}` });
+      await stack.runtime.sessions.handle(session.id, { type: 'UpdateSystem', system: `${i} ${big}` });
       if (i > 0 && i % 10 === 0) {
         // Let the socket drain briefly to see whether the server has already closed it.
         await new Promise((r) => setTimeout(r, 10));

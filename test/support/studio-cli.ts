@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { waitUntil } from '../../shared/testing/wait.ts';
 
 const STUDIO = join(import.meta.dirname, '../../bin/studio.mjs');
 
@@ -21,19 +22,15 @@ export function studio(args: string[], env: Record<string, string>, cwd?: string
   return { child, output: () => output, stdout: () => stdout, exited };
 }
 
-export async function waitFor(check: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** `studio gateway start` on a free port; resolves with its URL once its banner is printed. */
 export async function startGatewayProcess(env: Record<string, string>) {
   const run = studio(['gateway', 'start', '--port', '0'], env);
   try {
-    await waitFor(() => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()), 'the banner');
+    await waitUntil(
+      () => /Studio gateway\s+http:\/\/127\.0\.0\.1:\d+/.test(run.output()),
+      'the banner is printed',
+      60_000,
+    );
   } catch (error) {
     // Not left running (it would hold its data directory), and its output says why it did not start.
     run.child.kill('SIGKILL');

@@ -3,13 +3,12 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { type JobRecord, jobsProjection } from '../../../projections/jobs.ts';
 import { newId } from '../../../shared/crypto.ts';
-import { handleCommand } from '../../../shared/decider.ts';
 import { ApiError } from '../../../shared/errors.ts';
-import { awaitReadModels } from '../../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
 import { Generation } from '../generation.ts';
-import { jobDecider, jobStreamId, videoSecondsOf } from '../jobs/job.ts';
+import { jobCommands } from '../jobs/commands.ts';
+import { videoSecondsOf } from '../jobs/job.ts';
 import { servedMediaType } from '../jobs/media-types.ts';
 
 /** A job as clients see it: no internal paths, a URL for the content once completed. */
@@ -78,10 +77,7 @@ export function videoAction(deps: AiDeps) {
         const jobId = newId('job');
         const reserved = generation.queued();
         const reservation = reserved && { id: reserved.reservationId, startedAt: reserved.startedAt };
-        const result = await handleCommand(
-          deps.gw.events,
-          jobStreamId(jobId),
-          jobDecider,
+        const { position } = await jobCommands(deps.gw, 'none')(
           {
             type: 'QueueJob',
             jobId,
@@ -98,7 +94,8 @@ export function videoAction(deps: AiDeps) {
           if (reserved) await deps.usage.release({ ...data, ...reserved }).catch(() => undefined);
           throw error;
         });
-        await awaitReadModels(deps.gw, result.position);
+        // Queued: from here the reservation is the job's, whatever becomes of this answer.
+        if (position !== undefined) await deps.gw.projections.awaitReadModels(position);
         deps.jobs.run(jobId);
         return { job: jobView(deps.gw.projections.state(jobsProjection).get(jobId)!) };
       } finally {

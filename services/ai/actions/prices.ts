@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { handleCommand } from '../../../shared/decider.ts';
+import { commandHandler } from '../../../shared/command-handler.ts';
 import { ApiError } from '../../../shared/errors.ts';
-import { awaitReadModels } from '../../../shared/gateway-context.ts';
-import { type ActionContext, defineAction } from '../../../shared/http/action.ts';
+import { defineAction } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
 import { shownTo } from '../governance/model-access.ts';
-import { PRICES_STREAM, type PricesCommand, pricesDecider } from '../prices/prices.ts';
+import { PRICES_STREAM, pricesDecider } from '../prices/prices.ts';
 
 const amount = z.number().nonnegative().max(1_000_000);
 const model = z.string().min(1).max(200);
@@ -17,10 +16,12 @@ function knownModel({ catalog }: AiDeps, id: string): string {
   return id;
 }
 
-async function run(deps: AiDeps, command: PricesCommand, ctx: ActionContext) {
-  const result = await handleCommand(deps.gw.events, PRICES_STREAM, pricesDecider, command, ctx.metadata);
-  await awaitReadModels(deps.gw, result.position);
-}
+const priceCommands = (deps: AiDeps) =>
+  commandHandler(pricesDecider, {
+    events: deps.gw.events,
+    streamOf: () => PRICES_STREAM,
+    readModels: deps.gw.projections,
+  });
 
 function view(deps: AiDeps, id: string) {
   const override = deps.prices.override(id);
@@ -65,7 +66,7 @@ export function pricesUpsertAction(deps: AiDeps) {
       per_video_second: amount.optional(),
     }),
     handler: async ({ model: id, ...price }, ctx) => {
-      await run(deps, { type: 'SetPrice', model: knownModel(deps, id), price }, ctx);
+      await priceCommands(deps)({ type: 'SetPrice', model: knownModel(deps, id), price }, ctx.metadata);
       return view(deps, id);
     },
   });
@@ -81,7 +82,7 @@ export function pricesRemoveAction(deps: AiDeps) {
     summary: "Remove a model's price override: back to the built-in default",
     input: z.strictObject({ model }),
     handler: async ({ model: id }, ctx) => {
-      await run(deps, { type: 'RemovePrice', model: knownModel(deps, id) }, ctx);
+      await priceCommands(deps)({ type: 'RemovePrice', model: knownModel(deps, id) }, ctx.metadata);
       return view(deps, id);
     },
   });

@@ -8,7 +8,12 @@ import { tokensAtMost } from '../generation-ask.ts';
 import { answersNatively, deliverAnswer, openAnswer, type Turn } from '../responses/answers.ts';
 import { newResponseId } from '../responses/ids.ts';
 import { inputItems } from '../responses/items.ts';
-import type { ResponseStore } from '../responses/store.ts';
+import {
+  type Conversation,
+  type ItemsMeasure,
+  measureItems,
+  type ResponseStore,
+} from '../responses/store.ts';
 import { chatRequestOf } from '../responses/to-chat.ts';
 import {
   type Item,
@@ -17,7 +22,7 @@ import {
   ResponsesRequestSchema,
 } from '../responses/wire.ts';
 import { generate } from '../routing/attempts.ts';
-import { inputTokensAtLeast } from '../usage/metering.ts';
+import { readCharacters, tokensOfCharacters } from '../usage/metering.ts';
 
 /** The largest input a stored response keeps (its output is bounded by the model's output limit). */
 export const MAX_STORED_INPUT_BYTES = 8 * 1024 * 1024;
@@ -43,15 +48,16 @@ export function createResponseAction(deps: AiDeps, store: ResponseStore) {
     handler: async (input, ctx) => {
       const { studio_id: _studio, ...request } = input;
       const own = await store.resolveReferences(inputItems(request.input), ctx.identity);
-      const earlier = request.previous_response_id
+      const ownMeasure = measureItems(own);
+      const earlier: Conversation = request.previous_response_id
         ? await store.conversation(request.previous_response_id, ctx.identity, {
             bodyBytes: RESPONSES_BODY_LIMIT,
-            leftBytes: RESPONSES_BODY_LIMIT - Buffer.byteLength(JSON.stringify(own)),
+            leftBytes: RESPONSES_BODY_LIMIT - ownMeasure.bytes,
           })
-        : [];
+        : { items: [], bytes: 0, characters: 0 };
       const keep = request.store !== false;
-      if (keep) assertStorable(own);
-      const conversation = [...earlier, ...own];
+      if (keep) assertStorable(ownMeasure);
+      const conversation = [...earlier.items, ...own];
       // What chat cannot carry is refused before the generation is admitted (through a route, per target).
       if (!deps.routes.get(request.model)) {
         const target = deps.catalog.resolve(request.model, 'chat');
@@ -62,7 +68,7 @@ export function createResponseAction(deps: AiDeps, store: ResponseStore) {
       const answered = await generate(
         deps,
         ctx,
-        { model: request.model, modality: 'chat', ask: askOf(request, conversation) },
+        { model: request.model, modality: 'chat', ask: askOf(request, earlier, ownMeasure) },
         async (attempt) => {
           if (!answersNatively(attempt.target)) chatRequestOf(request, conversation);
           // The response names the model that answered, as chat completions do through a route.
@@ -101,19 +107,22 @@ export function getResponseAction(store: ResponseStore) {
   });
 }
 
-/** What budgets and limits weigh: every item the model reads, instructions and tools, as JSON bytes. */
-function askOf(request: ResponsesRequest, conversation: readonly Item[]) {
+/**
+ * What budgets and limits weigh: every item the model reads, instructions and tools, as JSON bytes
+ * and non-blank characters; the conversation read back is weighed by the measures of its responses.
+ */
+function askOf(request: ResponsesRequest, earlier: ItemsMeasure, own: ItemsMeasure) {
   const asked = request.max_output_tokens ?? undefined;
-  const read = [request.instructions ?? null, conversation, request.tools ?? null];
+  const rest = [request.instructions ?? null, request.tools ?? null];
   return {
-    inputTokensAtMost: tokensAtMost(JSON.stringify(read)),
-    inputTokensAtLeast: inputTokensAtLeast(read),
+    inputTokensAtMost: earlier.bytes + own.bytes + tokensAtMost(JSON.stringify(rest)),
+    inputTokensAtLeast: tokensOfCharacters(earlier.characters + own.characters + readCharacters(rest)),
     ...(asked === undefined ? {} : { maxOutputTokens: asked }),
   };
 }
 
-function assertStorable(own: readonly Item[]): void {
-  if (Buffer.byteLength(JSON.stringify(own)) <= MAX_STORED_INPUT_BYTES) return;
+function assertStorable(own: ItemsMeasure): void {
+  if (own.bytes <= MAX_STORED_INPUT_BYTES) return;
   throw new ApiError(
     'payload_too_large',
     `the input is over ${MAX_STORED_INPUT_BYTES / (1024 * 1024)} MiB, more than a stored response keeps: send store: false, or continue the conversation with previous_response_id`,

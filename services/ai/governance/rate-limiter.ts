@@ -171,7 +171,7 @@ interface Holding {
   leaseId: string;
 }
 
-// The keys of rate-limiter-flexible's counters (`<prefix>:<key>`), which these rows and keys were before.
+// Counter keys are `<what>:<scope>`, as the login attempts' are (`login-account:<digest>`).
 const requestsKey = (scope: Scope) => `ai-requests:${scope.key}`;
 const tokensKey = (scope: Scope) => `ai-tokens:${scope.key}`;
 const slotKey = (scope: Scope) => `ai-in-flight:${scope.key}`;

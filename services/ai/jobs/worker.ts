@@ -3,7 +3,6 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobsProjection } from '../../../projections/jobs.ts';
-import { handleCommand } from '../../../shared/decider.ts';
 import { ApiError, messageOf } from '../../../shared/errors.ts';
 import type { EventMetadata } from '../../../shared/event-store/types.ts';
 import { syncPath, writeFileDurably } from '../../../shared/fsync.ts';
@@ -12,7 +11,8 @@ import type { Catalog } from '../catalog.ts';
 import { costMicroUsd, type Price } from '../prices/price.ts';
 import type { EnvLookup, VideoProgress } from '../providers/types.ts';
 import type { UsageRecorder } from '../usage/recorder.ts';
-import { type JobCommand, jobDecider, jobStreamId, videoSecondsOf } from './job.ts';
+import { jobCommands } from './commands.ts';
+import { type JobCommand, videoSecondsOf } from './job.ts';
 import { servedMediaType } from './media-types.ts';
 
 const POLL_EVERY_MS = 5_000;
@@ -30,6 +30,7 @@ export class JobWorker {
   #running = new Map<string, Promise<void>>();
   /** Studio → jobs being queued by requests under way in this process. */
   #claimed = new Map<string, number>();
+  readonly #commands: ReturnType<typeof jobCommands>;
 
   constructor(
     private readonly gw: GatewayContext,
@@ -38,7 +39,9 @@ export class JobWorker {
     private readonly usage: UsageRecorder,
     private readonly dataDir: string,
     private readonly pollEveryMs = POLL_EVERY_MS,
-  ) {}
+  ) {
+    this.#commands = jobCommands(gw, 'best-effort');
+  }
 
   /**
    * Claims a place for a new job of `studioId`, or throws 429 when the studio already has
@@ -84,8 +87,7 @@ export class JobWorker {
   }
 
   async #command(command: JobCommand): Promise<void> {
-    const result = await handleCommand(this.gw.events, jobStreamId(command.jobId), jobDecider, command, META);
-    if (result.position !== undefined) await this.gw.projections.waitFor(result.position);
+    await this.#commands(command, META);
   }
 
   async #run(jobId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { completionId, nowSeconds } from '../chat/ids.ts';
 import {
   type ChatChunk,
@@ -83,9 +83,22 @@ interface Answer {
   finishReason: 'stop' | 'length' | 'tool_calls';
 }
 
-function answer(request: ChatRequest): Answer {
+/**
+ * The words of every message, a message a turn of the event loop: a long conversation is counted
+ * without holding up other requests, as an upstream reads it elsewhere.
+ */
+async function promptTokensOf(request: ChatRequest): Promise<number> {
+  let tokens = 0;
+  for (const message of request.messages) {
+    const text = textOf(message.content);
+    tokens += countTokens(text);
+    if (text.length > 64 * 1024) await nextTurn();
+  }
+  return tokens;
+}
+
+function answer(request: ChatRequest, promptTokens: number): Answer {
   const last = request.messages.at(-1)!;
-  const promptTokens = request.messages.reduce((sum, m) => sum + countTokens(textOf(m.content)), 0);
   const done = (content: string | null, toolCalls: ToolCall[] = []): Answer => {
     const limit = request.max_completion_tokens ?? request.max_tokens;
     const words = content?.split(/(?<=\s)/) ?? [];
@@ -126,7 +139,7 @@ export const devProvider: Provider = {
   models: () => MODELS,
 
   async chat(m, request) {
-    const a = answer(request);
+    const a = answer(request, await promptTokensOf(request));
     const completion: ChatCompletion = {
       id: completionId(),
       object: 'chat.completion',
@@ -149,7 +162,7 @@ export const devProvider: Provider = {
   },
 
   async chatStream(m, request, ctx) {
-    const a = answer(request);
+    const a = answer(request, await promptTokensOf(request));
     const id = completionId();
     const created = nowSeconds();
     const base = { id, object: 'chat.completion.chunk' as const, created, model: m.id };

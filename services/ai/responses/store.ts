@@ -1,16 +1,36 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
-import { foldEvents, handleCommand } from '../../../shared/decider.ts';
+import { commandHandler } from '../../../shared/command-handler.ts';
+import { foldEvents } from '../../../shared/decider.ts';
 import { ApiError } from '../../../shared/errors.ts';
 import type { EventMetadata, EventStore, StoredEvent } from '../../../shared/event-store/types.ts';
 import type { Identity } from '../../../shared/http/identity.ts';
+import { readCharacters } from '../usage/metering.ts';
 import { isResponseId, responseIdOfItem } from './ids.ts';
-import { type ResponseEvent, responseDecider, responseStreamId, type StoredResponse } from './response.ts';
+import {
+  type ResponseCommand,
+  type ResponseEvent,
+  responseDecider,
+  responseStreamId,
+  type StoredResponse,
+} from './response.ts';
 import type { Item } from './wire.ts';
 
 /** The most responses a conversation is read back through (`previous_response_id`, then theirs …). */
 export const MAX_CONVERSATION_DEPTH = 1_000;
 /** Bytes of stored responses kept in memory: responses never change, so a copy is never stale. */
 const RECENT_BYTES = 64 * 1024 * 1024;
+
+/** What budgets weigh of some items: their JSON's bytes and the non-blank characters a model reads. */
+export interface ItemsMeasure {
+  bytes: number;
+  characters: number;
+}
+
+/** A conversation read back, with its measure (summed from each response's, taken once). */
+export interface Conversation extends ItemsMeasure {
+  items: Item[];
+}
 
 /**
  * Responses kept as events of the log, one stream each, and read back from it: by id, as the
@@ -19,21 +39,22 @@ const RECENT_BYTES = 64 * 1024 * 1024;
  */
 export class ResponseStore {
   readonly #recent = new LRUCache<string, StoredResponse>({ maxSize: RECENT_BYTES });
-  /** Each stored response's items' size in bytes (of their JSON), measured once. */
-  readonly #sizes = new LRUCache<string, number>({ max: 100_000 });
+  /** Each stored response's items, measured once. */
+  readonly #measures = new LRUCache<string, ItemsMeasure>({ max: 100_000 });
 
-  constructor(private readonly events: EventStore) {}
+  readonly #commands;
+
+  constructor(private readonly events: EventStore) {
+    // Read back from the log, not from read models: nothing to wait for.
+    this.#commands = commandHandler(responseDecider, {
+      events,
+      streamOf: (command: ResponseCommand) => responseStreamId(command.stored.response.id),
+    });
+  }
 
   /** Appends the response; resolves once it is durable, so its id can be continued at once. */
   async save(stored: StoredResponse, metadata: EventMetadata): Promise<void> {
-    const { id } = stored.response;
-    await handleCommand(
-      this.events,
-      responseStreamId(id),
-      responseDecider,
-      { type: 'CreateResponse', stored },
-      metadata,
-    );
+    await this.#commands({ type: 'CreateResponse', stored }, metadata);
     this.#remember(stored);
   }
 
@@ -51,15 +72,17 @@ export class ResponseStore {
    * response of the chain, oldest first. Instructions are not carried over (as OpenAI does). A
    * conversation counts against the request's body limit (`limit.bodyBytes`) as if it were sent
    * whole: once the responses read back pass what the request's own input left of it
-   * (`limit.leftBytes`, of their items' JSON), it is refused (413).
+   * (`limit.leftBytes`, of their items' JSON), it is refused (413). A response read from the log
+   * (not one kept in memory) is followed by a turn of the event loop, so other requests are
+   * answered while a long conversation is read.
    */
   async conversation(
     id: string,
     identity: Identity,
     limit: { bodyBytes: number; leftBytes: number },
-  ): Promise<Item[]> {
+  ): Promise<Conversation> {
     const chain: StoredResponse[] = [];
-    let bytes = 0;
+    const measure: ItemsMeasure = { bytes: 0, characters: 0 };
     for (let next: string | null = id; next !== null; ) {
       if (chain.length === MAX_CONVERSATION_DEPTH) {
         throw new ApiError(
@@ -68,9 +91,13 @@ export class ResponseStore {
           { param: 'previous_response_id' },
         );
       }
+      const kept = this.#recent.has(next);
       const stored: StoredResponse = await this.get(next, identity, 'previous_response_id');
-      bytes += this.#sizeOf(stored);
-      if (bytes > limit.leftBytes) {
+      if (!kept) await nextTurn();
+      const { bytes, characters } = this.#measureOf(stored);
+      measure.bytes += bytes;
+      measure.characters += characters;
+      if (measure.bytes > limit.leftBytes) {
         throw new ApiError(
           'payload_too_large',
           `previous_response_id: the conversation and this input come to more than the ${limit.bodyBytes / (1024 * 1024)} MiB a request may carry; start a new conversation, or send fewer of its items as input`,
@@ -80,7 +107,8 @@ export class ResponseStore {
       chain.push(stored);
       next = stored.response.previous_response_id;
     }
-    return chain.reverse().flatMap((stored) => [...stored.input, ...stored.response.output]);
+    const items = chain.reverse().flatMap((stored) => [...stored.input, ...stored.response.output]);
+    return { items, ...measure };
   }
 
   /**
@@ -121,21 +149,26 @@ export class ResponseStore {
     return stored;
   }
 
-  #sizeOf(stored: StoredResponse): number {
+  #measureOf(stored: StoredResponse): ItemsMeasure {
     const { id } = stored.response;
-    let size = this.#sizes.get(id);
-    if (size === undefined) {
-      size = Buffer.byteLength(JSON.stringify([stored.input, stored.response.output]));
-      this.#sizes.set(id, size);
+    let measure = this.#measures.get(id);
+    if (measure === undefined) {
+      measure = measureItems([...stored.input, ...stored.response.output]);
+      this.#measures.set(id, measure);
     }
-    return size;
+    return measure;
   }
 
   #remember(stored: StoredResponse): void {
-    const size = this.#sizeOf(stored);
-    if (size <= RECENT_BYTES / 16) this.#recent.set(stored.response.id, stored, { size });
+    const { bytes } = this.#measureOf(stored);
+    if (bytes <= RECENT_BYTES / 16) this.#recent.set(stored.response.id, stored, { size: bytes });
   }
 }
+
+export const measureItems = (items: readonly Item[]): ItemsMeasure => ({
+  bytes: Buffer.byteLength(JSON.stringify(items)),
+  characters: readCharacters(items),
+});
 
 function visibleTo(stored: StoredResponse, identity: Identity): boolean {
   if (identity.kind === 'admin') return true;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { commandHandler } from '../../../shared/command-handler.ts';
 import { ApiError } from '../../../shared/errors.ts';
-import { runCommand } from '../../../shared/gateway-context.ts';
-import { type ActionContext, defineAction } from '../../../shared/http/action.ts';
+import { defineAction } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
 import { ROUTABLE } from './route-book.ts';
 import {
@@ -9,7 +9,6 @@ import {
   type RetryCondition,
   ROUTES_STREAM,
   type RouteDefinition,
-  type RoutesCommand,
   routesDecider,
   STRATEGIES,
 } from './routes.ts';
@@ -106,8 +105,11 @@ function definitionOf(deps: AiDeps, input: RouteInput): RouteDefinition {
 
 /** `routes/upsert`, `routes/list`, `routes/remove`: model ids of their own that go to other models. */
 export function routeActions(deps: AiDeps) {
-  const run = (command: RoutesCommand, ctx: ActionContext) =>
-    runCommand(deps.gw, ROUTES_STREAM, routesDecider, command, ctx.metadata);
+  const run = commandHandler(routesDecider, {
+    events: deps.gw.events,
+    streamOf: () => ROUTES_STREAM,
+    readModels: deps.gw.projections,
+  });
   const view = (id: string) => {
     const route = deps.routes.get(id);
     if (!route) throw new ApiError('not_found', `route ${id} does not exist`);
@@ -123,7 +125,7 @@ export function routeActions(deps: AiDeps) {
       summary: 'Define a route: a model id whose generations go to other models, by a strategy',
       input: RouteInput,
       handler: async (input, ctx) => {
-        await run({ type: 'SetRoute', route: definitionOf(deps, input) }, ctx);
+        await run({ type: 'SetRoute', route: definitionOf(deps, input) }, ctx.metadata);
         return view(input.id);
       },
     }),
@@ -144,7 +146,7 @@ export function routeActions(deps: AiDeps) {
       summary: 'Remove a route; generations under way through it finish',
       input: z.strictObject({ id: routeId }),
       handler: async ({ id }, ctx) => {
-        await run({ type: 'RemoveRoute', id }, ctx);
+        await run({ type: 'RemoveRoute', id }, ctx.metadata);
         return { id, removed: true };
       },
     }),

@@ -56,7 +56,10 @@ const FRAMING_KEYS: ReadonlySet<string> = new Set([
  * payloads (data URLs and base64 `data` fields, which models bill by image or second, not by their
  * characters).
  */
-export function inputTokensAtLeast(request: unknown): number {
+export const inputTokensAtLeast = (request: unknown): number => tokensOfCharacters(readCharacters(request));
+
+/** The non-blank characters of what a model reads in `value` (see `inputTokensAtLeast`). */
+export function readCharacters(value: unknown): number {
   let characters = 0;
   const walk = (value: unknown, key: string): void => {
     if (typeof value === 'string') {
@@ -68,6 +71,6 @@ export function inputTokensAtLeast(request: unknown): number {
       for (const [k, v] of Object.entries(value)) walk(v, k);
     }
   };
-  walk(request, '');
-  return tokensOfCharacters(characters);
+  walk(value, '');
+  return characters;
 }

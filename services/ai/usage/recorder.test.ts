@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryEventStore } from '../../../shared/event-store/memory.ts';
 import type { AppendOptions, EventStore, NewEvent } from '../../../shared/event-store/types.ts';
+import { waitUntil } from '../../../shared/testing/wait.ts';
 import type { GenerationEvent } from './events.ts';
 import { UsageRecorder } from './recorder.ts';
 
@@ -97,7 +98,7 @@ describe('UsageRecorder', () => {
     expect(recorder.retrying).toBe(2);
 
     await vi.advanceTimersByTimeAsync(1_000);
-    await vi.waitUntil(() => recorder.retrying === 0);
+    await waitUntil(() => recorder.retrying === 0, 'no generation is retrying', 1_000);
     const log = await logOf(store, 'acme');
     expect(log.map((e) => e.requestId).sort()).toEqual(['r1', 'r2', 'r3']);
     expect(log.slice(1).map((e) => e.id)).toEqual(failedIds);
@@ -119,7 +120,7 @@ describe('UsageRecorder', () => {
     const others = Array.from({ length: 3 }, (_, i) => recorder.record(generation('acme', `n${i + 1}`)));
     store.release();
     await Promise.all([busy, ...others]);
-    await vi.waitUntil(() => recorder.retrying === 0);
+    await waitUntil(() => recorder.retrying === 0, 'no generation is retrying', 1_000);
 
     const log = await logOf(store, 'acme');
     expect(log.map((e) => e.requestId).sort()).toEqual(['lost', 'n0', 'n1', 'n2', 'n3']);
@@ -143,7 +144,7 @@ describe('UsageRecorder', () => {
     store.next = ['lose-answer'];
     await expect(recorder.record(generation('acme', 'lost'))).rejects.toThrow('after commit');
     await vi.advanceTimersByTimeAsync(1_000);
-    await vi.waitUntil(() => recorder.retrying === 0);
+    await waitUntil(() => recorder.retrying === 0, 'no generation is retrying', 1_000);
     // 3 micro-dollars each: the fourth generation takes the studio past its 10
     for (const n of [1, 2, 3]) await recorder.record(generation('acme', `n${n}`));
 
@@ -168,7 +169,7 @@ describe('UsageRecorder', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(recorder.retrying).toBe(1);
     await vi.advanceTimersByTimeAsync(1_000);
-    await vi.waitUntil(() => recorder.retrying === 0);
+    await waitUntil(() => recorder.retrying === 0, 'no generation is retrying', 1_000);
     expect(store.appends).toHaveLength(4);
     expect(new Set(store.appends.flatMap((a) => a.ids)).size).toBe(1);
     expect((await logOf(store, 'acme')).map((e) => e.requestId)).toEqual(['r1']);
@@ -183,6 +184,10 @@ describe('UsageRecorder', () => {
     expect(store.appends).toHaveLength(1);
     expect(await logOf(store, 'acme')).toEqual([]);
     store.release();
-    await vi.waitUntil(async () => (await logOf(store, 'acme')).length === 1);
+    await waitUntil(
+      async () => (await logOf(store, 'acme')).length === 1,
+      'the generation is in the log',
+      1_000,
+    );
   });
 });

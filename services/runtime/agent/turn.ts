@@ -32,23 +32,23 @@ interface PendingCall {
  */
 export function agentTurnRunner(options: AgentOptions): TurnRunner {
   const maxSteps = options.maxSteps ?? 8;
-  return async (turn, { signal, runCommand }) => {
+  return async (turn, { signal, record }) => {
     const sessions = options.sessions();
     const userMessageId = id('msg');
-    await runCommand({ type: 'CreateMessage', messageId: userMessageId, turnId: turn.turnId, role: 'user' });
-    await runCommand({
+    await record({ type: 'CreateMessage', messageId: userMessageId, turnId: turn.turnId, role: 'user' });
+    await record({
       type: 'UpdatePart',
       messageId: userMessageId,
       part: { id: id('prt'), type: 'text', text: turn.text },
     });
     for (const file of turn.attachments) {
-      await runCommand({
+      await record({
         type: 'UpdatePart',
         messageId: userMessageId,
         part: { id: id('prt'), type: 'file', name: file.name, path: file.path, mime_type: file.mime_type },
       });
     }
-    await runCommand({ type: 'CompleteMessage', messageId: userMessageId, finishReason: null, usage: null });
+    await record({ type: 'CompleteMessage', messageId: userMessageId, finishReason: null, usage: null });
 
     for (let step = 1; step <= maxSteps; step++) {
       signal.throwIfAborted();
@@ -60,7 +60,7 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
       ];
 
       const messageId = id('msg');
-      await runCommand({ type: 'CreateMessage', messageId, turnId: turn.turnId, role: 'assistant' });
+      await record({ type: 'CreateMessage', messageId, turnId: turn.turnId, role: 'assistant' });
       const textPartId = id('prt');
       let text = '';
       let finishReason: string | null = null;
@@ -95,10 +95,9 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
           }
         }
       }
-      if (text)
-        await runCommand({ type: 'UpdatePart', messageId, part: { id: textPartId, type: 'text', text } });
+      if (text) await record({ type: 'UpdatePart', messageId, part: { id: textPartId, type: 'text', text } });
       if (calls.length === 0) {
-        await runCommand({ type: 'CompleteMessage', messageId, finishReason, usage });
+        await record({ type: 'CompleteMessage', messageId, finishReason, usage });
         return;
       }
 
@@ -112,10 +111,10 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
           input: parseArguments(call.arguments),
         }),
       );
-      for (const part of parts) await runCommand({ type: 'UpdatePart', messageId, part });
+      for (const part of parts) await record({ type: 'UpdatePart', messageId, part });
       for (const part of parts) {
         signal.throwIfAborted();
-        await runCommand({ type: 'UpdatePart', messageId, part: { ...part, state: 'running' } });
+        await record({ type: 'UpdatePart', messageId, part: { ...part, state: 'running' } });
         const target = options.plugins.resolveTool(part.tool);
         let finished: Part;
         try {
@@ -135,9 +134,9 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
             error: error instanceof Error ? error.message : stringify(error),
           };
         }
-        await runCommand({ type: 'UpdatePart', messageId, part: finished });
+        await record({ type: 'UpdatePart', messageId, part: finished });
       }
-      await runCommand({
+      await record({
         type: 'CompleteMessage',
         messageId,
         finishReason: finishReason ?? 'tool_calls',

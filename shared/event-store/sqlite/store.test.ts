@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { until } from '../testing.ts';
+import { waitUntil } from '../../testing/wait.ts';
 import { isCaughtUp, type SubscriptionItem } from '../types.ts';
 import { openSqliteLog } from './open.ts';
 
@@ -115,11 +115,11 @@ describe('the embedded store on SQLite', () => {
       const bulk = 'x'.repeat(8 * 1024);
       for (let i = 0; i < 64; i++)
         await log.store.append(`s-${i}`, [{ type: 'Bulk', data: { bulk } }], { metadata: META });
-      await until(() => statSync(file).size > 512 * 1024, 'the file to hold what the WAL held');
+      await waitUntil(() => statSync(file).size > 512 * 1024, 'the file to hold what the WAL held');
       // Once a checkpoint has copied every frame, the next commit starts the WAL again from its
       // beginning, cut back to the size that triggers a checkpoint.
       let n = 0;
-      await until(async () => {
+      await waitUntil(async () => {
         await log.store.append('after', [{ type: 'One', data: { n: n++ } }], { metadata: META });
         return statSync(`${file}-wal`).size <= 256 * 1024;
       }, 'the WAL to start again');
@@ -171,20 +171,20 @@ describe('the embedded store on SQLite', () => {
         items.push(item);
     })();
     try {
-      await until(() => items.length === 1, 'the first $caught_up');
+      await waitUntil(() => items.length === 1, 'the first $caught_up');
       // Twenty commits of generations, one after the other: one wake for all of them, not twenty.
       for (let i = 0; i < 20; i++)
         await log.store.append('usage-acme', [{ type: 'GenerationCompleted', data: { i } }], {
           metadata: META,
         });
       const head = await log.store.headPosition();
-      await until(() => items.some((item) => isCaughtUp(item) && item.position === head), 'passing them');
+      await waitUntil(() => items.some((item) => isCaughtUp(item) && item.position === head), 'passing them');
       expect(items.filter(isCaughtUp).length).toBeLessThanOrEqual(3);
       expect(items.every(isCaughtUp)).toBe(true);
       const turn = await log.store.append('session-ses_1', [{ type: 'SessionCreated', data: {} }], {
         metadata: META,
       });
-      await until(
+      await waitUntil(
         () => items.some((item) => !isCaughtUp(item) && item.position === turn.position),
         'the turn',
       );

@@ -1,20 +1,8 @@
-import { expect } from 'vitest';
-import type { ApiResponse, TestGateway } from '../../support/gateway.ts';
+import { adminOk } from '../../support/admin.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: audit items as JSON, checked by the tests that read them.
 export type AuditItem = { type: string; stream: string; actor: string; data: any };
-
-/** An admin call that must succeed. */
-export async function adminOk(
-  gw: TestGateway,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<ApiResponse> {
-  const res = await gw.api(method, path, { token: gw.adminKey, body });
-  expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
-  return res;
-}
 
 /** Every event in the log, as the audit route shows it. */
 export async function auditLog(gw: TestGateway): Promise<{ items: AuditItem[]; text: string }> {
@@ -46,8 +34,4 @@ export function secretsIn(haystack: string, secrets: Record<string, string>): st
   return Object.entries(secrets)
     .filter(([, value]) => encodings(value).some((encoded) => haystack.includes(encoded)))
     .map(([label]) => label);
-}
-
-export async function createStudio(gw: TestGateway, studioId: string): Promise<string> {
-  return (await adminOk(gw, 'POST', '/v1/studios/create', { name: studioId, studio_id: studioId })).json.id;
 }

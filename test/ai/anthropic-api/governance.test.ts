@@ -1,6 +1,6 @@
 import Anthropic, { type APIError } from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ok, studioWithToken } from '../../governance/support.ts';
+import { adminOk, studioWithToken } from '../../support/admin.ts';
 import { expectAnthropicError } from '../../support/anthropic-errors.ts';
 import { type ProviderGateway, startProviderGateway } from '../providers/support.ts';
 import { anthropicClient, usageEvents } from './support.ts';
@@ -18,8 +18,6 @@ afterAll(async () => {
   await pg?.close();
 });
 
-const admin = (path: string, body: unknown) => pg.gw.api('POST', path, { token: pg.admin, body });
-
 async function studio() {
   const id = `g${++studios}`;
   return { id, ...(await studioWithToken(pg.gw, id)) };
@@ -30,7 +28,9 @@ const hello = { model: 'dev/echo', max_tokens: 100, messages: [{ role: 'user' as
 describe('governance on the Messages API', () => {
   it('a model the token may not call: PermissionDeniedError, and nothing recorded', async () => {
     const { id } = await studio();
-    const limited = ok(await admin('/v1/studios/tokens/apply', { studio_id: id, models: ['openai/*'] })).json;
+    const limited = (
+      await adminOk(pg.gw, 'POST', '/v1/studios/tokens/apply', { studio_id: id, models: ['openai/*'] })
+    ).json;
     const error = await anthropicClient(pg.gw, { apiKey: limited.user_token })
       .messages.create(hello)
       .catch((e: unknown) => e);
@@ -46,7 +46,7 @@ describe('governance on the Messages API', () => {
 
   it('over a studio rate limit: RateLimitError with Retry-After and the rate-limit headers', async () => {
     const { id, token } = await studio();
-    ok(await admin('/v1/studios/limits/set', { studio_id: id, rpm: 1 }));
+    await adminOk(pg.gw, 'POST', '/v1/studios/limits/set', { studio_id: id, rpm: 1 });
     const client = anthropicClient(pg.gw, { apiKey: token });
     const first = await client.messages.create(hello).withResponse();
     expect(first.response.headers.get('x-ratelimit-limit-requests')).toBe('1');
@@ -58,14 +58,12 @@ describe('governance on the Messages API', () => {
 
   it('a hard budget that cannot pay: 402 billing_error (PaymentRequiredError), before any upstream call', async () => {
     const { id, token } = await studio();
-    ok(
-      await admin('/v1/studios/budgets/set', {
-        studio_id: id,
-        amount_usd: 0.00001,
-        window: 'day',
-        mode: 'hard',
-      }),
-    );
+    await adminOk(pg.gw, 'POST', '/v1/studios/budgets/set', {
+      studio_id: id,
+      amount_usd: 0.00001,
+      window: 'day',
+      mode: 'hard',
+    });
     const res = await pg.gw.api('POST', '/v1/ai/anthropic/v1/messages', { token, body: hello });
     expectAnthropicError(res, 402, 'budget_exceeded', 'billing_error');
     const error = await anthropicClient(pg.gw, { apiKey: token })
@@ -80,14 +78,12 @@ describe('governance on the Messages API', () => {
     // dev/echo: 1 micro-dollar an input byte reserved, 2 an output token; 600 leave room for ~80 tokens
     const budgeted = async () => {
       const { id, token } = await studio();
-      ok(
-        await admin('/v1/studios/budgets/set', {
-          studio_id: id,
-          amount_usd: 0.0006,
-          window: 'day',
-          mode: 'hard',
-        }),
-      );
+      await adminOk(pg.gw, 'POST', '/v1/studios/budgets/set', {
+        studio_id: id,
+        amount_usd: 0.0006,
+        window: 'day',
+        mode: 'hard',
+      });
       return { id, client: anthropicClient(pg.gw, { apiKey: token }) };
     };
     const long = {

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ok, studioWithToken } from '../../governance/support.ts';
+import { ok } from '../../governance/support.ts';
+import { studioWithToken } from '../../support/admin.ts';
 import {
   anthropicEvents,
   anthropicMock,

@@ -2,6 +2,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { embed, embedMany } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminOk } from '../../support/admin.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 
 // `POST /v1/ai/embeddings` with the offline `dev/embed`, through the clients people use (OpenAI's
@@ -10,20 +11,16 @@ import { expectApiError, startTestGateway, type TestGateway } from '../../suppor
 let gw: TestGateway;
 let token: string;
 let studios = 0;
-
-const admin = async (method: string, path: string, body?: unknown) => {
-  const res = await gw.api(method, path, { token: gw.adminKey, ...(body === undefined ? {} : { body }) });
-  if (res.status >= 300) throw new Error(`${res.status} ${res.text}`);
-  return res.json;
-};
 /** A new studio and a token of it (`models` limits what it may call). */
 async function studioToken(models?: string[]): Promise<{ studio: string; token: string }> {
   const studio = `e${++studios}`;
-  await admin('POST', '/v1/studios/create', { name: studio, studio_id: studio });
-  const issued = await admin('POST', '/v1/studios/tokens/apply', {
-    studio_id: studio,
-    ...(models ? { models } : {}),
-  });
+  await adminOk(gw, 'POST', '/v1/studios/create', { name: studio, studio_id: studio });
+  const issued = (
+    await adminOk(gw, 'POST', '/v1/studios/tokens/apply', {
+      studio_id: studio,
+      ...(models ? { models } : {}),
+    })
+  ).json;
   return { studio, token: issued.user_token };
 }
 const post = (body: unknown, as = token) => gw.api('POST', '/v1/ai/embeddings', { token: as, body });
@@ -244,7 +241,7 @@ describe('governance: as on chat completions', () => {
 
   it('a hard budget that cannot pay for the input refuses before embedding (402)', async () => {
     const { studio, token: own } = await studioToken();
-    await admin('POST', '/v1/studios/budgets/set', {
+    await adminOk(gw, 'POST', '/v1/studios/budgets/set', {
       studio_id: studio,
       amount_usd: 0.000001,
       window: 'day',
@@ -257,7 +254,7 @@ describe('governance: as on chat completions', () => {
 
   it('rate limits count embeddings: rpm refuses the next one with 429', async () => {
     const { studio, token: own } = await studioToken();
-    await admin('POST', '/v1/studios/limits/set', { studio_id: studio, rpm: 1 });
+    await adminOk(gw, 'POST', '/v1/studios/limits/set', { studio_id: studio, rpm: 1 });
     const first = await post({ model: 'dev/embed', input: 'x' }, own);
     expect(first.status).toBe(200);
     expect(first.headers.get('x-ratelimit-limit-requests')).toBe('1');

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localProvider } from '../../../services/ai/providers/local/provider.ts';
+import { studioWithToken } from '../../support/admin.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import type { Json } from '../../support/mock-ai-upstreams.ts';
+import { notRunHere } from '../../support/not-run-here.ts';
 
 // Offline speech on this machine: local/tts (espeak-ng) speaks a sentence, local/asr (pocketsphinx)
 // hears it again. Without the programs these tests are reported as not run, except in CI
@@ -11,11 +13,12 @@ const here = localProvider();
 const absent = [
   ...new Set(here.models({ get: () => undefined }).flatMap((m) => here.missingPrograms?.(m) ?? [])),
 ];
-if (absent.length > 0) {
-  const reason = `not installed: ${absent.join(', ')} (apt-get install espeak-ng pocketsphinx pocketsphinx-en-us)`;
-  if (process.env.CI === 'true') throw new Error(`local speech must be tested in CI: ${reason}`);
-  console.warn(`[test] skipping the local speech round trip: ${reason}`);
-}
+const skip = notRunHere(
+  'the local speech round trip',
+  absent.length > 0
+    ? `not installed: ${absent.join(', ')} (apt-get install espeak-ng pocketsphinx pocketsphinx-en-us)`
+    : undefined,
+);
 
 const SENTENCE = 'hello world this is a test';
 
@@ -25,15 +28,7 @@ async function gatewayWith(path?: string): Promise<{ gw: TestGateway; token: str
     logLevel: 'silent',
     ai: { providers: () => [localProvider(path === undefined ? {} : { path })] },
   });
-  const ok = (res: { status: number; text: string; json: Json }) => {
-    if (res.status >= 300) throw new Error(`${res.status} ${res.text}`);
-    return res.json;
-  };
-  ok(await gw.api('POST', '/v1/studios/create', { token: gw.adminKey, body: { name: 'L', studio_id: 'l' } }));
-  const issued = ok(
-    await gw.api('POST', '/v1/studios/tokens/apply', { token: gw.adminKey, body: { studio_id: 'l' } }),
-  );
-  return { gw, token: issued.user_token };
+  return { gw, token: (await studioWithToken(gw, 'l')).token };
 }
 
 describe('local speech without its programs', () => {
@@ -63,7 +58,7 @@ describe('local speech without its programs', () => {
   });
 });
 
-describe.skipIf(absent.length > 0)('local speech round trip', () => {
+describe.skipIf(skip !== undefined)('local speech round trip', () => {
   let gw: TestGateway;
   let token: string;
   beforeAll(async () => {

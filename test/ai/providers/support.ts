@@ -2,6 +2,9 @@ import { createParser } from 'eventsource-parser';
 import OpenAI from 'openai';
 import { builtinAiProviders } from '../../../services/ai/providers/index.ts';
 import { UpstreamClient, type UpstreamOptions } from '../../../services/ai/upstream.ts';
+import { waitUntil } from '../../../shared/testing/wait.ts';
+import { ok } from '../../governance/support.ts';
+import { adminOk, studioWithToken } from '../../support/admin.ts';
 import { type ApiResponse, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { type Json, openAiMock, type WireMock } from '../../support/mock-ai-upstreams.ts';
 
@@ -52,14 +55,7 @@ export async function startProviderGateway(options: {
     },
   });
   const admin = gw.adminKey;
-  const ok = (res: ApiResponse) => {
-    if (res.status >= 300) throw new Error(`${res.status} ${res.text}`);
-    return res;
-  };
-  ok(await gw.api('POST', '/v1/studios/create', { token: admin, body: { name: 'P', studio_id: 'p' } }));
-  const token: string = ok(
-    await gw.api('POST', '/v1/studios/tokens/apply', { token: admin, body: { studio_id: 'p' } }),
-  ).json.user_token;
+  const { token } = await studioWithToken(gw, 'p');
 
   return {
     gw,
@@ -78,10 +74,10 @@ export async function startProviderGateway(options: {
       return { response, events: new SseEvents(response) };
     },
     async setEnv(key, value) {
-      ok(await gw.api('POST', '/v1/env/upsert', { token: admin, body: { key, value } }));
+      await adminOk(gw, 'POST', '/v1/env/upsert', { key, value });
     },
     async removeEnv(key) {
-      ok(await gw.api('POST', '/v1/env/remove', { token: admin, body: { key } }));
+      await adminOk(gw, 'POST', '/v1/env/remove', { key });
     },
     async userModelIds() {
       return ok(await gw.api('GET', '/v1/ai/models', { token })).json.items.map((m: { id: string }) => m.id);
@@ -144,17 +140,24 @@ export async function startOpenAiGateway(key: string): Promise<{ mock: WireMock;
   return { mock, pg };
 }
 
-/** Polls `jobs/get` until the job satisfies `done` (2 s at most). */
+/** Polls `jobs/get` until the job satisfies `done` (2 s at most); answers it. */
 export async function waitForJob(
   pg: ProviderGateway,
   id: string,
   done: (job: Json) => boolean,
 ): Promise<Json> {
   let job: Json;
-  for (let i = 0; i < 400; i++) {
-    job = (await pg.get(`/v1/ai/jobs/get?id=${id}`)).json.job;
-    if (done(job)) return job;
-    await new Promise((resolve) => setTimeout(resolve, 5));
+  try {
+    await waitUntil(
+      async () => {
+        job = (await pg.get(`/v1/ai/jobs/get?id=${id}`)).json.job;
+        return done(job);
+      },
+      `job ${id} is as the test wants`,
+      2_000,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}: it is still ${JSON.stringify(job)}`);
   }
-  throw new Error(`job ${id} is still ${JSON.stringify(job)}`);
+  return job;
 }

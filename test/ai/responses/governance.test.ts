@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { builtinAiProviders } from '../../../services/ai/providers/index.ts';
 import { UpstreamClient } from '../../../services/ai/upstream.ts';
-import { adminOk } from '../../governance/limited-gateway.ts';
-import { recordedSpend, studioWithToken } from '../../governance/support.ts';
+import { recordedSpend } from '../../governance/support.ts';
+import { adminOk, studioWithToken } from '../../support/admin.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import {
   faults,

@@ -210,6 +210,25 @@ describe('previous_response_id and retrieve', () => {
     expect(three.usage?.input_tokens).toBe(7);
   });
 
+  it('a continued conversation is charged for every earlier item the model reads', async () => {
+    // dev/echo counts one token a word: 4,000 characters without a space are one word to it, and
+    // at least 1,000 tokens to the gateway, which charges the larger.
+    const first = await client().responses.create({ model: 'dev/echo', input: 'x'.repeat(4_000) });
+    expect(first.usage?.input_tokens).toBe(1);
+    const stream = await client().responses.create({
+      model: 'dev/echo',
+      input: 'y',
+      previous_response_id: first.id,
+      stream: true,
+    });
+    let charged: number | undefined;
+    for await (const event of stream) {
+      if (event.type === 'response.completed') charged = event.response.usage?.input_tokens;
+    }
+    // non-blank characters read, four a token: the first input, its echo ("Echo:" and the 4,000), "y"
+    expect(charged).toBe(Math.floor((4_000 + 4_005 + 1) / 4));
+  });
+
   it('retrieve answers the response as it was created', async () => {
     const created = await client().responses.create({ model: 'dev/echo', input: 'keep me' });
     expect(await client().responses.retrieve(created.id)).toEqual(created);

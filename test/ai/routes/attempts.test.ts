@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectApiError, sleep } from '../../support/gateway.ts';
+import { waitUntil } from '../../../shared/testing/wait.ts';
+import { expectApiError } from '../../support/gateway.ts';
 import { faults, type Json } from '../../support/mock-ai-upstreams.ts';
 import {
   failWith,
@@ -36,14 +37,6 @@ const chat = (model: string, extra: Record<string, unknown> = {}) =>
   });
 
 /** Polls `done` (2 s at most). */
-async function until(done: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await done()) return;
-    await sleep(10);
-  }
-  throw new Error('gave up waiting');
-}
-
 beforeAll(async () => {
   // Distinct prices, so a charge names the target it was for.
   for (const [model, input] of [
@@ -156,10 +149,10 @@ describe('fallback', () => {
       body: JSON.stringify({ model: id, prompt: 'hi' }),
       signal: controller.signal,
     }).catch(() => undefined);
-    await until(async () => r.calls().length === 1);
+    await waitUntil(async () => r.calls().length === 1, 'the upstream was called');
     controller.abort();
     await answer;
-    await until(async () => (await r.usageOf(`gone-${id}`)).length === 1);
+    await waitUntil(async () => (await r.usageOf(`gone-${id}`)).length === 1, 'the usage event is recorded');
     const [event] = await r.usageOf(`gone-${id}`);
     expect(event!.data).toMatchObject({
       status: 499,

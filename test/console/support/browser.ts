@@ -1,14 +1,24 @@
+import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { expect, vi } from 'vitest';
+import { notRunHere } from '../../support/not-run-here.ts';
 
 /**
  * Debian's Chromium driven by playwright-core (never a downloaded browser). The flags keep it off
  * the network it cannot reach here (docs/console.md).
  */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Set when the browser suites cannot run here (they skip, except under `CI=true`, where they fail). */
+export const browserSkip = notRunHere(
+  'the browser tests',
+  existsSync(CHROMIUM_PATH)
+    ? undefined
+    : `no Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium, or set CHROMIUM_PATH)`,
+);
 const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',

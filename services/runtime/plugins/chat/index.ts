@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { channelKey, chatProjection } from '../../../../projections/chat.ts';
 import { sessionsProjection } from '../../../../projections/sessions.ts';
-import { AggregateCache, handleCommand } from '../../../../shared/decider.ts';
+import { commandHandler } from '../../../../shared/command-handler.ts';
+import { AggregateCache } from '../../../../shared/decider.ts';
 import { ApiError } from '../../../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../../../shared/event-store/types.ts';
 import { KeyedLock } from '../../../../shared/keyed-lock.ts';
@@ -44,6 +45,9 @@ const normalize: Pipeline = {
   transform: (message) => ({ ...message, text: message.text.replace(/[ \t]+/g, ' ').trim() }),
 };
 
+/** What the chat plugin's commands are recorded as. */
+const RUNTIME = { actor: 'runtime' };
+
 /**
  * Conversations with opaque ids (the id is also the conversation's session id), one FIFO queue per
  * conversation (the session's turn queue), an inbound route for platform messages, and an effect
@@ -53,19 +57,13 @@ export function chatPlugin(deps: ChatPluginDeps) {
   const locks = new KeyedLock();
   const chat = () => deps.projections.state(chatProjection);
 
-  const conversations = new AggregateCache<ChatConversationState>();
-
-  async function runCommand(command: ChatCommand): Promise<void> {
-    const { position } = await handleCommand(
-      deps.events,
-      chatStreamId(command.conversationId),
-      chatDecider,
-      command,
-      { actor: 'runtime' },
-      conversations,
-    );
-    if (position !== undefined) await deps.projections.waitFor(position);
-  }
+  const conversations = commandHandler(chatDecider, {
+    events: deps.events,
+    streamOf: (command: ChatCommand) => chatStreamId(command.conversationId),
+    readModels: deps.projections,
+    readYourWrites: 'best-effort',
+    cache: new AggregateCache<ChatConversationState>(),
+  });
 
   function openConversation(platform: string, channel: string): Promise<string> {
     const key = channelKey(platform, channel);
@@ -81,7 +79,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
         system: 'You are answering in a chat conversation. Keep replies short.',
         chatId: conversationId,
       });
-      await runCommand({ type: 'OpenConversation', conversationId, platform, channel });
+      await conversations({ type: 'OpenConversation', conversationId, platform, channel }, RUNTIME);
       return conversationId;
     });
   }
@@ -99,15 +97,18 @@ export function chatPlugin(deps: ChatPluginDeps) {
     return locks.run(`receive:${conversationId}`, async () => {
       const turnId = newTurnId();
       const messageId = `cmsg_${randomBytes(9).toString('base64url')}`;
-      await runCommand({
-        type: 'ReceiveMessage',
-        conversationId,
-        messageId,
-        sender: message.sender,
-        text: message.text,
-        source: message.source,
-        turnId,
-      });
+      await conversations(
+        {
+          type: 'ReceiveMessage',
+          conversationId,
+          messageId,
+          sender: message.sender,
+          text: message.text,
+          source: message.source,
+          turnId,
+        },
+        RUNTIME,
+      );
       const queued = await deps
         .sessions()
         .enqueue(conversationId, { text: message.text, source: `chat:${message.source}`, turnId });
@@ -150,7 +151,7 @@ export function chatPlugin(deps: ChatPluginDeps) {
       },
       DELIVERY_TIMEOUT_MS,
     );
-    await runCommand({ type: 'RecordReplyDelivery', conversationId, turnId, ...outcome });
+    await conversations({ type: 'RecordReplyDelivery', conversationId, turnId, ...outcome }, RUNTIME);
   }
 
   const plugin = definePlugin({

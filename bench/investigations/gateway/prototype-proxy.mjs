@@ -1,13 +1,13 @@
 /**
  * The thin proxy's forwarding (one undici keep-alive Pool, the body passed on, the answer piped
  * back) served four ways, to measure what express's change of each request's and response's
- * prototypes costs (bench/gateway/express-prototypes.ts). VARIANT:
+ * prototypes costs (bench/investigations/gateway/express-prototypes.ts). VARIANT:
  *   node        plain `node:http`
  *   node+proto  plain `node:http`, with the two `Object.setPrototypeOf` calls express makes per request
  *   express     express 5 (as bench/gateway/thin-proxy.mjs)
  *   express-copied  express 5 whose request and response methods are copied onto Node's prototypes
  *                   and whose `app.handle` changes no prototype
- *   UPSTREAM=http://127.0.0.1:PORT VARIANT=node node bench/gateway/prototype-proxy.mjs
+ *   UPSTREAM=http://127.0.0.1:PORT VARIANT=node node bench/investigations/gateway/prototype-proxy.mjs
  */
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';

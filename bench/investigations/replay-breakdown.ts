@@ -1,7 +1,7 @@
 /**
- * `node --import tsx bench/replay-breakdown.ts`: where the time of a cold ProjectionRunner start
- * goes. A diagnosis aid beside `npm run bench`, not part of it. For each store, on the same data set
- * as bench/event-store.ts, interleaved, median of BENCH_REPS:
+ * `node --import tsx bench/investigations/replay-breakdown.ts`: where the time of a cold
+ * ProjectionRunner start goes. A diagnosis aid beside `npm run bench`, not part of it. For each
+ * store, on the same data set as bench/event-store.ts, interleaved, median of BENCH_REPS:
  *   - subscribe catch-up with the runner's batch size (1,000): the read path alone;
  *   - the same subscription folding every event into the gateway read models, no snapshots: the
  *     least a runner can cost;
@@ -13,14 +13,14 @@
  * Environment: BENCH_REPS (default 3), BENCH_EVENTS (default 100,000), BENCH_TARGETS, DATABASE_URL.
  */
 
-import { GATEWAY_PROJECTIONS } from '../services/gateway/projections.ts';
-import { type EventStore, isCaughtUp } from '../shared/event-store/types.ts';
-import { MemoryCheckpointStore } from '../shared/projections/checkpoints.ts';
-import { loadDataset, planDataset } from './lib/dataset.ts';
-import { positiveFromEnv } from './lib/env.ts';
-import { measureRunnerStart, measureSubscribeCatchUp } from './lib/measures.ts';
-import { round3, summarize } from './lib/stats.ts';
-import { openMemory, openPostgres, openSqlite, type Target } from './lib/targets.ts';
+import { GATEWAY_PROJECTIONS } from '../../services/gateway/projections.ts';
+import { type EventStore, isCaughtUp } from '../../shared/event-store/types.ts';
+import { MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
+import { loadDataset, planDataset } from '../lib/dataset.ts';
+import { positiveFromEnv } from '../lib/env.ts';
+import { measureRunnerStart, measureSubscribeCatchUp } from '../lib/measures.ts';
+import { round3, summarize } from '../lib/stats.ts';
+import { openMemory, openPostgres, openSqlite, type Target } from '../lib/targets.ts';
 
 const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? 3;
 const EVENTS = positiveFromEnv('BENCH_EVENTS', { integer: true }) ?? 100_000;

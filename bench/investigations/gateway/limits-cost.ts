@@ -3,14 +3,15 @@
  * `max_concurrent` only, and with `rpm`, `tpm` and `max_concurrent`, each in a process of its own,
  * the variants taking turns; closed loops of JSON chat completions (50 connections). Prints req/s
  * and Studio's CPU per request, median (range) of the repetitions.
- *   node --import tsx bench/gateway/limits-cost.ts
+ *   node --import tsx bench/investigations/gateway/limits-cost.ts
  *   BENCH_GATEWAY_STORE=postgres|sqlite|memory (default postgres: where limits cost round trips)
  *   BENCH_REPS=N (default 2)   BENCH_LIMITS_SECONDS=N (default 5, after 4 s of warm-up)
  *   BENCH_REDIS_URL=redis://…/<db>  the counters in that Redis (as REDIS_URL does) instead of the store's place
  */
-import { positiveFromEnv } from '../lib/env.ts';
-import { cpuMs } from './processes.ts';
-import { loadStudio, studioStoreFromEnv, withStudioTarget } from './studio.ts';
+
+import { cpuMs } from '../../gateway/processes.ts';
+import { loadStudio, studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
+import { positiveFromEnv } from '../../lib/env.ts';
 
 const store = studioStoreFromEnv(process.env.BENCH_GATEWAY_STORE ?? 'postgres');
 const redisUrl = process.env.BENCH_REDIS_URL;

@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/postgres-appends.ts`: where the time of a PostgreSQL append goes.
+ * `node --import tsx bench/investigations/postgres-appends.ts`: where the time of a PostgreSQL append goes.
  * A diagnosis aid beside `npm run bench`, not part of it. On one fresh database it runs the append
  * measurement of bench/event-store.ts, interleaved, against:
  *   - the adapter exactly as `openStore` builds it (group commit: appends submitted in one turn of
@@ -13,12 +13,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
-import { postgresDriver } from '../shared/event-store/postgres.ts';
-import { SqlEventStore } from '../shared/event-store/sql-store.ts';
-import { positiveFromEnv } from './lib/env.ts';
-import { type Appender, measureAppends } from './lib/measures.ts';
-import { round3, summarize } from './lib/stats.ts';
-import { baseDatabaseUrl, openPostgres } from './lib/targets.ts';
+import { postgresDriver } from '../../shared/event-store/postgres.ts';
+import { SqlEventStore } from '../../shared/event-store/sql-store.ts';
+import { positiveFromEnv } from '../lib/env.ts';
+import { type Appender, measureAppends } from '../lib/measures.ts';
+import { round3, summarize } from '../lib/stats.ts';
+import { baseDatabaseUrl, openPostgres } from '../lib/targets.ts';
 
 const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? 3;
 const APPEND_MS = positiveFromEnv('BENCH_APPEND_MS', { integer: true }) ?? 3_000;

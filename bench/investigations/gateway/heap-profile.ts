@@ -3,7 +3,7 @@
  * profiler, counting every object allocated during a closed loop (also those the garbage collector
  * has taken back), divided by the requests answered. What a request allocates is what the young
  * generation's collections (and GC helper threads) then cost.
- *   node --import tsx bench/gateway/heap-profile.ts
+ *   node --import tsx bench/investigations/gateway/heap-profile.ts
  *   BENCH_HEAP_SECONDS=N (default 5, after 5 s of warm-up)   BENCH_HEAP_STREAM=1 (streamed completions)
  *   BENCH_GATEWAY_STORE=sqlite|memory|postgres (default sqlite)   BENCH_HEAP_TOP=N (default 30)
  *   BENCH_HEAP_COUNT=all (default: every object allocated) | old (those a young-generation
@@ -14,9 +14,9 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { positiveFromEnv } from '../lib/env.ts';
+import { loadStudio, studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
+import { positiveFromEnv } from '../../lib/env.ts';
 import { placeOf } from './cpuprofile.ts';
-import { loadStudio, studioStoreFromEnv, withStudioTarget } from './studio.ts';
 
 interface HeapNode {
   callFrame: { functionName: string; url: string; lineNumber: number };

@@ -1,17 +1,18 @@
 /**
  * What express's change of every request's and response's prototype costs: the thin proxy's
- * forwarding served four ways (bench/gateway/prototype-proxy.mjs: plain `node:http`, the same with
- * express's two `Object.setPrototypeOf` calls, express, express with its methods copied onto Node's
- * prototypes instead), each under plain `node`, taking turns in closed loops of chat completions
- * against the mock upstream; CPU per request from /proc. Why the gateway's API does not pass
- * through express (docs/decisions.md, "HTTP").
- *   node --import tsx bench/gateway/express-prototypes.ts
+ * forwarding served four ways (bench/investigations/gateway/prototype-proxy.mjs: plain
+ * `node:http`, the same with express's two `Object.setPrototypeOf` calls, express, express with its
+ * methods copied onto Node's prototypes instead), each under plain `node`, taking turns in closed
+ * loops of chat completions against the mock upstream; CPU per request from /proc. Why the
+ * gateway's API does not pass through express (docs/decisions.md, "HTTP").
+ *   node --import tsx bench/investigations/gateway/express-prototypes.ts
  *   BENCH_REPS=N (default 6; quick 2)   BENCH_GATEWAY_SECONDS=N (default 3; quick 1.5)   BENCH_QUICK=1
  */
-import { positiveFromEnv } from '../lib/env.ts';
-import { formatRate, summarize } from '../lib/stats.ts';
-import { closedLoop } from './closed-loop.ts';
-import { type Child, cpuMs, spawnReady } from './processes.ts';
+
+import { closedLoop } from '../../gateway/closed-loop.ts';
+import { type Child, cpuMs, spawnReady } from '../../gateway/processes.ts';
+import { positiveFromEnv } from '../../lib/env.ts';
+import { formatRate, summarize } from '../../lib/stats.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
 const reps = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (quick ? 2 : 6);
@@ -30,7 +31,7 @@ try {
   children.push(mock);
   const proxies: Child[] = [];
   for (const [variant] of VARIANTS) {
-    const proxy = await spawnReady(variant, ['bench/gateway/prototype-proxy.mjs'], {
+    const proxy = await spawnReady(variant, ['bench/investigations/gateway/prototype-proxy.mjs'], {
       UPSTREAM: mock.url,
       VARIANT: variant,
       NODE_ENV: 'production',

@@ -4,14 +4,15 @@
  * helpers, libuv's pool, the SQLite checkpointer's thread), from /proc/<pid>/task during closed
  * loops of chat completions (50 connections, governed as the aims are measured; Studio started as
  * BENCH_STUDIO_START says, `studio start` by default).
- *   node --import tsx bench/gateway/threads.ts
+ *   node --import tsx bench/investigations/gateway/threads.ts
  *   BENCH_THREADS_ROUNDS=N (default 3)   BENCH_THREADS_SECONDS=N (default 4, after a 6 s warm-up)
  *   BENCH_THREADS_STREAM=1 (streamed completions)   BENCH_GATEWAY_STORE=sqlite|memory|postgres
  */
-import { positiveFromEnv } from '../lib/env.ts';
-import { peakRssMb, threadCpuMs } from './processes.ts';
-import { loadStudio, studioStoreFromEnv, withStudioTarget } from './studio.ts';
-import { START_COMMAND, studioStartFromEnv } from './studio-start.ts';
+
+import { peakRssMb, threadCpuMs } from '../../gateway/processes.ts';
+import { loadStudio, studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
+import { START_COMMAND, studioStartFromEnv } from '../../gateway/studio-start.ts';
+import { positiveFromEnv } from '../../lib/env.ts';
 
 const rounds = positiveFromEnv('BENCH_THREADS_ROUNDS') ?? 3;
 const seconds = positiveFromEnv('BENCH_THREADS_SECONDS') ?? 4;

@@ -5,15 +5,15 @@
  * the whole machine's per request. Needs `shared_preload_libraries = 'pg_stat_statements'` (a
  * restart) and the extension in the `postgres` database; it counts the whole cluster, so run it
  * with nothing else using that PostgreSQL.
- *   node --import tsx bench/gateway/pg-statements.ts
+ *   node --import tsx bench/investigations/gateway/pg-statements.ts
  *   BENCH_STATEMENTS_SECONDS=N (default 5, after 3 s of warm-up)
  */
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { baseDatabaseUrl } from '../../test/support/postgres.ts';
-import { positiveFromEnv } from '../lib/env.ts';
-import { cpuMs } from './processes.ts';
-import { loadStudio, withStudioTarget } from './studio.ts';
+import { baseDatabaseUrl } from '../../../test/support/postgres.ts';
+import { cpuMs } from '../../gateway/processes.ts';
+import { loadStudio, withStudioTarget } from '../../gateway/studio.ts';
+import { positiveFromEnv } from '../../lib/env.ts';
 
 const seconds = positiveFromEnv('BENCH_STATEMENTS_SECONDS') ?? 5;
 

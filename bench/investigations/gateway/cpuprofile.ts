@@ -2,7 +2,7 @@
  * Reads a V8 `.cpuprofile` (from `node --cpu-prof`) and lists where the busy time went: self time
  * by package / source file and by function, and inclusive ("total") time by function (each sample
  * counted once per function on its stack).
- *   node --import tsx bench/gateway/cpuprofile.ts <file.cpuprofile> [top=25]
+ *   node --import tsx bench/investigations/gateway/cpuprofile.ts <file.cpuprofile> [top=25]
  */
 import { readFile } from 'node:fs/promises';
 

@@ -7,9 +7,9 @@
  * that checkout too, interleaved. `BENCH_REPS` repetitions (default 5, quick 2); prints the medians.
  */
 import { join } from 'node:path';
-import { positiveFromEnv } from './lib/env.ts';
-import { npmStart } from './lib/server-build.ts';
-import { measureStartup } from './lib/startup.ts';
+import { positiveFromEnv } from '../lib/env.ts';
+import { npmStart } from '../lib/server-build.ts';
+import { measureStartup } from '../lib/startup.ts';
 
 const AIM_EXISTING_MS = 1_000;
 const AIM_NEW_MS = 2_000;

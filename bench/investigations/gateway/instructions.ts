@@ -5,7 +5,7 @@
  * instrumentation off, warms each up (V8 optimizes what it runs often), turns instrumentation on,
  * then counts the instructions of its process over a closed loop of JSON then streamed chat
  * completions and divides by the requests answered.
- *   node --import tsx bench/gateway/instructions.ts
+ *   node --import tsx bench/investigations/gateway/instructions.ts
  *   BENCH_INSTR_REQUESTS=N (default 200 counted per mode; the warm-up is 10× that)
  *   BENCH_GATEWAY_STORE=sqlite|memory|postgres (default sqlite)
  *   BENCH_INSTR_TARGETS=thin,studio      (default both)
@@ -16,10 +16,10 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { positiveFromEnv } from '../lib/env.ts';
-import { closedLoop } from './closed-loop.ts';
-import { type Child, spawnReady } from './processes.ts';
-import { startStudioTarget, studioStoreFromEnv } from './studio.ts';
+import { closedLoop } from '../../gateway/closed-loop.ts';
+import { type Child, spawnReady } from '../../gateway/processes.ts';
+import { startStudioTarget, studioStoreFromEnv } from '../../gateway/studio.ts';
+import { positiveFromEnv } from '../../lib/env.ts';
 
 const run = promisify(execFile);
 const counted = positiveFromEnv('BENCH_INSTR_REQUESTS') ?? 200;

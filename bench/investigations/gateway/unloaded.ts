@@ -4,15 +4,15 @@
  * with and without governance, and with answers that do not wait for their usage event. Each
  * Studio variant differs from the one before it by one thing, so the rows say what the unloaded
  * p50 aim is spent on. A diagnosis aid beside `npm run bench`.
- *   node --import tsx bench/gateway/unloaded.ts
+ *   node --import tsx bench/investigations/gateway/unloaded.ts
  *   BENCH_UNLOADED_REQUESTS=N (default 2,000 measured, after 500 of warm-up)   BENCH_REPS=N (default 2)
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { positiveFromEnv } from '../lib/env.ts';
-import { median, percentile } from '../lib/stats.ts';
-import { type Child, spawnReady } from './processes.ts';
-import { type StudioStore, withStudioTarget } from './studio.ts';
+import { type Child, spawnReady } from '../../gateway/processes.ts';
+import { type StudioStore, withStudioTarget } from '../../gateway/studio.ts';
+import { positiveFromEnv } from '../../lib/env.ts';
+import { median, percentile } from '../../lib/stats.ts';
 
 const requests = positiveFromEnv('BENCH_UNLOADED_REQUESTS', { integer: true }) ?? 2_000;
 const reps = positiveFromEnv('BENCH_REPS', { integer: true }) ?? 2;
