@@ -11,7 +11,7 @@ import { AiMetrics } from '../services/ai/ai-metrics.ts';
 import type { GenerationEvent } from '../services/ai/usage/events.ts';
 import { defineAction, noInput } from '../shared/http/action.ts';
 import { noteEndpoint, observeRequests } from '../shared/observability/http.ts';
-import { StudioMetrics } from '../shared/observability/metrics.ts';
+import { MetricsRegistry } from '../shared/observability/metrics.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const N = QUICK ? 100_000 : 1_000_000;
@@ -44,7 +44,7 @@ function nsPerOp(run: (i: number) => void): number {
   return samples.sort((a, b) => a - b)[Math.floor(REPS / 2)]!;
 }
 
-const metrics = new StudioMetrics();
+const metrics = new MetricsRegistry();
 const hook = observeRequests(metrics);
 const next = () => undefined;
 const bare = nsPerOp(() => {
@@ -59,7 +59,7 @@ const observed = nsPerOp(() => {
   res.emit('close');
 });
 
-const ai = new AiMetrics(new StudioMetrics().registry);
+const ai = new AiMetrics(new MetricsRegistry().registry);
 const generation = (i: number): GenerationEvent => ({
   type: 'GenerationCompleted',
   data: {

@@ -1,6 +1,6 @@
 import { SingleBar } from 'cli-progress';
 import { type VerifyReport, verifyLog } from '../services/audit/verify.ts';
-import type { StudioConfig } from '../shared/config.ts';
+import type { ProcessConfig } from '../shared/config.ts';
 import { withLog } from './open-log.ts';
 
 /**
@@ -8,7 +8,7 @@ import { withLog } from './open-log.ts';
  * progress bar and a one-line summary to stderr. Exit code 0 when the sealed part is intact, 1 when
  * it is broken.
  */
-export async function verifyCommand(config: StudioConfig): Promise<void> {
+export async function verifyCommand(config: ProcessConfig): Promise<void> {
   await withLog(config, 'verify', async (store) => {
     const bar = new SingleBar({
       format: '  verifying [{bar}] {percentage}% | {events} events',

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { config as loadDotenv } from 'dotenv';
-import { ConfigError, loadConfig, type StudioConfig } from '../shared/config.ts';
+import { ConfigError, loadConfig, type ProcessConfig } from '../shared/config.ts';
 import { DataDirInUse } from '../shared/data-dir-lock.ts';
 import { EventLogWontOpen } from '../shared/event-store/types.ts';
 import { EmptyKeyFile } from '../shared/key-files.ts';
@@ -8,7 +8,7 @@ import type { StartChoice } from './start.ts';
 
 // Each command's module is loaded when that command runs: `studio start` does not load what
 // `db migrate`, `projections rebuild` or `audit verify` need (nor they what start needs).
-async function startCommand(config: StudioConfig, choice: StartChoice): Promise<void> {
+async function startCommand(config: ProcessConfig, choice: StartChoice): Promise<void> {
   await (await import('./start.ts')).startCommand(config, choice);
 }
 
@@ -26,7 +26,7 @@ const port = (value: string) => {
 };
 
 /** Command-line flags win over env variables; both are parsed by the one config schema. */
-function configWith(overrides: Record<string, string | undefined>): StudioConfig {
+function configWith(overrides: Record<string, string | undefined>): ProcessConfig {
   const env = { ...process.env };
   for (const [key, value] of Object.entries(overrides)) if (value !== undefined) env[key] = value;
   return loadConfig(env);

@@ -9,7 +9,7 @@ import {
   NotACopy,
 } from '../services/audit/log-copy.ts';
 import { type VerifyReport, verifyLog } from '../services/audit/verify.ts';
-import type { StudioConfig } from '../shared/config.ts';
+import type { ProcessConfig } from '../shared/config.ts';
 import { DataDirInUse, type DataDirLock, lockDataDir } from '../shared/data-dir-lock.ts';
 import { messageOf } from '../shared/errors.ts';
 import { sqliteLogFile } from '../shared/event-store/open.ts';
@@ -59,7 +59,7 @@ export function parseLogSpec(spec: string): LogSpec {
 }
 
 /** The log the configuration names (what `studio start` opens). */
-export function configuredLog(config: StudioConfig): LogSpec {
+export function configuredLog(config: ProcessConfig): LogSpec {
   switch (config.eventStore) {
     case 'sqlite':
       return { kind: 'sqlite', file: sqliteLogFile(config.dataDir) };
@@ -196,7 +196,7 @@ export interface LogCopyReport {
  * target's seals verified. A run that was interrupted is continued by running it again.
  */
 export async function logCopyCommand(
-  config: StudioConfig,
+  config: ProcessConfig,
   from: string | undefined,
   to: string,
 ): Promise<void> {

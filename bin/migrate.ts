@@ -1,9 +1,9 @@
-import type { StudioConfig } from '../shared/config.ts';
+import type { ProcessConfig } from '../shared/config.ts';
 import { migrate } from '../shared/event-store/migrations.ts';
 import { redactUrl } from '../shared/event-store/redact.ts';
 
 /** `studio db migrate`: brings DATABASE_URL's schema up to date and says what it applied. */
-export async function migrateCommand(config: StudioConfig): Promise<void> {
+export async function migrateCommand(config: ProcessConfig): Promise<void> {
   if (!config.databaseUrl) {
     console.error('studio: db migrate needs DATABASE_URL (the embedded store migrates itself at start)');
     process.exitCode = 2;

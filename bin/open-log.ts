@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { StudioConfig } from '../shared/config.ts';
+import type { ProcessConfig } from '../shared/config.ts';
 import { lockDataDir } from '../shared/data-dir-lock.ts';
 import { messageOf } from '../shared/errors.ts';
 import { type OpenedStore, openStore, sqliteLogFile } from '../shared/event-store/open.ts';
@@ -13,7 +13,7 @@ import { redactUrl } from '../shared/event-store/redact.ts';
  * database), or on the memory store, it says so and exits with code 2, `what` in the message.
  */
 export async function withLog(
-  config: StudioConfig,
+  config: ProcessConfig,
   what: string,
   work: (store: OpenedStore) => Promise<void>,
 ): Promise<void> {
@@ -42,7 +42,7 @@ export async function withLog(
 }
 
 /** Why the configured store holds no log, or undefined when it holds one (KurrentDB: always). */
-async function missingLog(config: StudioConfig): Promise<string | undefined> {
+async function missingLog(config: ProcessConfig): Promise<string | undefined> {
   switch (config.eventStore) {
     case 'memory':
       return 'the memory store keeps nothing between processes';

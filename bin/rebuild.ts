@@ -1,12 +1,12 @@
 import { SingleBar } from 'cli-progress';
 import { GATEWAY_PROJECTIONS } from '../services/gateway/projections.ts';
 import { RUNTIME_PROJECTIONS } from '../services/runtime/projections.ts';
-import type { StudioConfig } from '../shared/config.ts';
+import type { ProcessConfig } from '../shared/config.ts';
 import { rebuildProjections } from '../shared/projections/rebuild.ts';
 import { withLog } from './open-log.ts';
 
 /** `studio projections rebuild [name]`: replays from the log and saves fresh checkpoints. */
-export async function rebuildCommand(config: StudioConfig, name: string | undefined): Promise<void> {
+export async function rebuildCommand(config: ProcessConfig, name: string | undefined): Promise<void> {
   const all = [...GATEWAY_PROJECTIONS, ...RUNTIME_PROJECTIONS];
   const chosen = name === undefined ? all : all.filter((p) => p.name === name);
   if (chosen.length === 0) {

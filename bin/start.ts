@@ -1,7 +1,7 @@
 import { type RunningGateway, startGateway } from '../services/gateway/gateway.ts';
 import { provisionLocalToken } from '../services/runtime/provision.ts';
 import { type RunningRuntime, startRuntime } from '../services/runtime/runtime.ts';
-import { ConfigError, type StudioConfig } from '../shared/config.ts';
+import { ConfigError, type ProcessConfig } from '../shared/config.ts';
 import type { DrainOutcome } from '../shared/http/drain.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 
@@ -13,7 +13,7 @@ export interface StartChoice {
 }
 
 /** `studio start` (both), `studio gateway start`, `studio agent start`: prints where things are, stops on signals. */
-export async function startCommand(config: StudioConfig, choice: StartChoice): Promise<void> {
+export async function startCommand(config: ProcessConfig, choice: StartChoice): Promise<void> {
   const logger = createLogger(config.logLevel);
   let gateway: RunningGateway | undefined;
   let runtime: RunningRuntime | undefined;
@@ -92,7 +92,7 @@ export const CLOSE_GRACE_MS = 10_000;
  * and 1 when it stops because the log stopped (`{ failed: true }`).
  */
 function stopOnSignals(
-  config: StudioConfig,
+  config: ProcessConfig,
   logger: Logger,
   runtime: RunningRuntime | undefined,
   gateway: RunningGateway | undefined,

@@ -1,4 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { backoffDelay, pause } from '../shared/retry.js';
 import type {
   ApiErrorBody,
   Attachment,
@@ -142,7 +143,9 @@ export class RemoteAgent {
    */
   async *events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<SessionStreamItem> {
     let last = options.after ?? -1;
-    let wait = options.retryMs ?? 250;
+    const backoff = { initialMs: options.retryMs ?? 250, maxMs: 5_000 };
+    let failures = 0;
+    let goingAway = false;
     while (!options.signal?.aborted) {
       try {
         const response = await this.#fetch(
@@ -165,11 +168,12 @@ export class RemoteAgent {
           }
           throw new Error(`the runtime answered ${response.status}`);
         }
-        wait = options.retryMs ?? 250;
+        failures = 0;
+        goingAway = false;
         for await (const message of readEvents(response.body)) {
           // The runtime is stopping: reconnect at once (through a load balancer, to another one).
           if (message.event === 'server.going_away') {
-            wait = 0;
+            goingAway = true;
             continue;
           }
           if (message.event === 'part.delta') {
@@ -186,8 +190,9 @@ export class RemoteAgent {
         if (options.signal?.aborted) return;
         if (error instanceof RemoteAgentError) throw error;
       }
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      wait = Math.min(Math.max(wait * 2, options.retryMs ?? 250), 5_000);
+      failures++;
+      await pause(goingAway ? 0 : backoffDelay(failures, backoff), options.signal);
+      goingAway = false;
     }
   }
 }

@@ -240,7 +240,7 @@ export const CONFIG_VARIABLES: readonly string[] = [
   ...Object.keys(AccountsEnvSchema.shape),
 ];
 
-export type StudioConfig = ReturnType<typeof loadConfig>;
+export type ProcessConfig = ReturnType<typeof loadConfig>;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

@@ -69,10 +69,10 @@ export class SecretBox {
     return createHmac('sha256', key).update(value, 'utf8').digest('hex');
   }
 
-  decrypt(sealed: string): string {
-    const [version, iv, tag, body] = sealed.split('.');
+  decrypt(ciphertext: string): string {
+    const [version, iv, tag, body] = ciphertext.split('.');
     if (version !== CIPHER_VERSION || !iv || !tag || body === undefined)
-      throw new Error('not a sealed value');
+      throw new Error('not an encrypted value');
     const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString(

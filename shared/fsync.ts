@@ -20,7 +20,7 @@ export async function syncPath(path: string): Promise<void> {
 
 /**
  * `writeFile`, then the file and its folder's entry synced: for a file that an event, or a secret
- * sealed with it, will rely on once stored (events reach the disk before they are acknowledged).
+ * encrypted with it, will rely on once stored (events reach the disk before they are acknowledged).
  */
 export async function writeFileDurably(
   path: string,

@@ -2,7 +2,7 @@ import type { SecretBox } from './crypto.ts';
 import type { EventStore } from './event-store/types.ts';
 import type { Leadership, SingletonTask } from './leadership.ts';
 import type { Logger } from './logger.ts';
-import type { StudioMetrics } from './observability/metrics.ts';
+import type { MetricsRegistry } from './observability/metrics.ts';
 import type { CheckpointStore } from './projections/checkpoints.ts';
 import type { ProjectionRunner } from './projections/runner.ts';
 import type { CounterStore } from './rate-limit/counters.ts';
@@ -17,7 +17,7 @@ export interface GatewayContext {
   counters: CounterStore;
   logger: Logger;
   /** This gateway's metrics registry (GET /metrics); services add their own metrics to it. */
-  metrics: StudioMetrics;
+  metrics: MetricsRegistry;
   /** Environment of the process, for env variables not set in the store. */
   processEnv: NodeJS.ProcessEnv;
   /** Runs work that must happen in one process only (alone, or as the leader among processes). */

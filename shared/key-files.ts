@@ -24,7 +24,7 @@ export async function readOrCreateKeyFile(
     const mode = (await stat(path)).mode & 0o777;
     if (mode & 0o077) await chmod(path, 0o600);
     if (!value) {
-      // Never replace it: a new master key could not open the secrets sealed with the old one.
+      // Never replace it: a new master key could not open the secrets encrypted with the old one.
       throw new EmptyKeyFile(
         `${path} is empty: put the key back, or remove the file to have a new one generated`,
       );
@@ -35,7 +35,7 @@ export async function readOrCreateKeyFile(
   }
   const value = generate();
   // `wx`: if another process created it in between, fail instead of overwriting its key. On disk
-  // before anything is sealed with it: events are, and a key lost to a power cut (an empty file, or
+  // before anything is encrypted with it: events are, and a key lost to a power cut (an empty file, or
   // none) would leave them unreadable.
   try {
     await writeFileDurably(path, `${value}\n`, { mode: 0o600, flag: 'wx' });

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { type StudioProcess, startStudio } from '../../test/scale/processes.ts';
+import { type ServerProcess, startStudio } from '../../test/scale/processes.ts';
 import { loadDataset, planDataset } from '../lib/dataset.ts';
 import { measureRebuild, measureRunnerStart } from '../lib/measures.ts';
 import { baseDatabaseUrl, openPostgres } from '../lib/targets.ts';
@@ -79,7 +79,7 @@ export async function runScaleBench(): Promise<string> {
     STUDIO_MASTER_KEY: randomBytes(32).toString('hex'),
     STUDIO_GATEWAY_PORT: '0',
   };
-  const processes: StudioProcess[] = [];
+  const processes: ServerProcess[] = [];
   try {
     log('starting two gateways');
     const [a, b] = await Promise.all([

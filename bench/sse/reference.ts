@@ -9,7 +9,7 @@
  * as a string, like Studio), `buffer` (encoded once into one Buffer shared by every write), `unchunked`
  * (the shared Buffer, and no chunked transfer encoding: the body ends with the connection, so each
  * write is one buffer instead of four: size line, CRLF, data, CRLF), `per-client` (the frame built and
- * serialized again for every client, as services/sessions/sse.ts does).
+ * serialized again for every client, as services/sessions/event-stream.ts does).
  *
  * Speaks the same IPC protocol as bench/sse/server.ts (see ./protocol.ts) and serves the two routes
  * the benchmark's clients use: `POST /api/sdk/sessions` and `GET /api/sdk/sessions/:id/events`.
@@ -60,7 +60,7 @@ function fanOut(sessionId: string, stamp: Stamp): void {
   };
   const frame = `id: ${revision}\nevent: SystemUpdated\ndata: ${JSON.stringify(view)}\n\n`;
   if (MODE === 'per-client') {
-    // What services/sessions/sse.ts does: build and serialize the frame again for every client.
+    // What services/sessions/event-stream.ts does: build and serialize the frame again for every client.
     for (const res of session.clients)
       res.write(`id: ${revision}\nevent: ${view.type}\ndata: ${JSON.stringify({ ...view })}\n\n`);
   } else {

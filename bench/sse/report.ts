@@ -147,7 +147,7 @@ export function formatReport(
       'the client process.',
     '² share of the phase the main thread (event loop) of the server / of the client process was ready to run but waited for ' +
       'a CPU (`/proc/<pid>/schedstat`): how much the machine was shared with other work.',
-    `³ ${LARGE_BURST} × ${LARGE_EVENT_BYTES / 1024} KB is more than \`MAX_PENDING_BYTES\` (1 MB, services/sessions/sse.ts) in ` +
+    `³ ${LARGE_BURST} × ${LARGE_EVENT_BYTES / 1024} KB is more than \`MAX_PENDING_BYTES\` (1 MB, services/sessions/event-stream.ts) in ` +
       'total: a client gets what is pending in one write, and the guard judges its backlog only after that write was offered ' +
       'to the socket, so clients that read at full speed are not cut off (a cut client here would not reconnect; ' +
       '`RemoteAgent` would, and resume).',

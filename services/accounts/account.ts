@@ -45,7 +45,7 @@ export type AccountEvent =
     }
   | {
       type: 'PasswordSet';
-      /** The Argon2id PHC string, sealed with the master key: not even the hash is readable in the log. */
+      /** The Argon2id PHC string, encrypted with the master key: not even the hash is readable in the log. */
       data: { accountId: string; studioId: string; sealedHash: string };
     }
   | {

@@ -40,7 +40,7 @@ export function adminActions(deps: AccountsDeps): AnyAction[] {
         if (studioOf(studio_id).status === 'removed')
           throw new ApiError('conflict', `studio ${studio_id} is removed`, { param: 'studio_id' });
         const key = emailKey(studio_id, email);
-        const sealedHash = password === undefined ? null : await deps.passwords.hashAndSeal(password);
+        const sealedHash = password === undefined ? null : await deps.passwords.hashAndEncrypt(password);
         return deps.lock.run([key], async () => {
           if (deps.accounts().byEmail.has(key)) {
             throw new ApiError('conflict', `studio ${studio_id} already has an account with this email`, {

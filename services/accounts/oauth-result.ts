@@ -16,7 +16,7 @@ import { signInCodeHash } from './sign-in-code.ts';
  * browser that signed in, so whoever started the flow (and so knows the state) gets nothing from a
  * sign-in done in someone else's browser. The first poll with the right code claims it (an
  * OAuthResultClaimed event, appended against the flow's revision, so two pollers cannot both win)
- * and only then is the token issued and handed out: no token, not even a sealed one, waits in the
+ * and only then is the token issued and handed out: no token, not even an encrypted one, waits in the
  * log for a poll that may never come. Every code is compared inside the flow's decider, after the
  * guesses before it were counted: the `MAX_CODE_FAILURES`-th wrong one ends the flow.
  */

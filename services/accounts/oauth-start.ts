@@ -31,7 +31,7 @@ export function callbackUrl(settings: AccountsEnv): string {
  * `POST /v1/accounts/oauth/start`: a new sign-in flow (state, PKCE S256, and a nonce for OpenID
  * providers) → the URL to open in a browser. The state is returned once, to the caller; with the
  * one-time code the callback shows the browser that signs in, it is the way to the flow's result.
- * The log keeps its hash and the sealed verifier and nonce.
+ * The log keeps its hash and the encrypted verifier and nonce.
  */
 export function oauthStartAction(deps: AccountsDeps) {
   return defineAction({

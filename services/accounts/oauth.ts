@@ -41,7 +41,7 @@ export type OAuthEvent =
         /** The callback URL given to the provider; the exchange must name the same. */
         redirectUri: string;
         redirectTo: string | null;
-        /** `{codeVerifier, nonce}` as JSON, sealed with the master key. */
+        /** `{codeVerifier, nonce}` as JSON, encrypted with the master key. */
         sealedSecrets: string;
         expiresAt: string;
       };

@@ -20,30 +20,30 @@ export const ARGON2_SLOTS = 2;
 export const ARGON2_QUEUE = 16;
 
 /**
- * Password hashing. The PHC string is sealed with the master key before it goes into an event, so a
+ * Password hashing. The PHC string is encrypted with the master key before it goes into an event, so a
  * reader of the log (or of a database dump without the key) cannot even try to crack it.
  */
 export class Passwords {
-  #dummy: Promise<{ sealed: string; phc: string }> | undefined;
+  #dummy: Promise<{ encrypted: string; phc: string }> | undefined;
 
   constructor(
     private readonly box: SecretBox,
     private readonly slots = new BoundedSemaphore(ARGON2_SLOTS, ARGON2_QUEUE),
   ) {}
 
-  async hashAndSeal(password: string): Promise<string> {
+  async hashAndEncrypt(password: string): Promise<string> {
     return this.box.encrypt(await this.#run(() => hash(password, ARGON2)));
   }
 
   /**
-   * Whether `password` matches the sealed hash. Without a hash (unknown email, an account with no
-   * password) a sealed dummy hash is opened and verified instead: every "no" does the same work
+   * Whether `password` matches the encrypted hash. Without a hash (unknown email, an account with no
+   * password) an encrypted dummy hash is opened and verified instead: every "no" does the same work
    * (one decryption, one Argon2 verification) as a wrong password. A 503 when too many are already
    * waiting.
    */
   async verify(sealedHash: string | null, password: string): Promise<boolean> {
     const dummy = await this.#dummyHash();
-    const opened = this.#open(sealedHash ?? dummy.sealed);
+    const opened = this.#open(sealedHash ?? dummy.encrypted);
     const real = sealedHash !== null && opened !== undefined;
     const phc = real ? opened : dummy.phc;
     const matches = await this.#run(() => verify(phc, password).catch(() => false));
@@ -74,9 +74,9 @@ export class Passwords {
     }
   }
 
-  #dummyHash(): Promise<{ sealed: string; phc: string }> {
+  #dummyHash(): Promise<{ encrypted: string; phc: string }> {
     this.#dummy ??= this.#run(() => hash(randomBytes(32).toString('base64url'), ARGON2)).then(
-      (phc) => ({ phc, sealed: this.box.encrypt(phc) }),
+      (phc) => ({ phc, encrypted: this.box.encrypt(phc) }),
       (error: unknown) => {
         this.#dummy = undefined;
         throw error;

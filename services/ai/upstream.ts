@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { errors, Pool } from 'undici';
 import { ApiError, messageOf } from '../../shared/errors.ts';
 import { tracing } from '../../shared/observability/tracing.ts';
+import { backoffDelay } from '../../shared/retry.ts';
 import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 import { FairShare, type Release } from './fair-share.ts';
 import { guardedLookup, isRefusedHost, RefusedUpstreamAddress, refusedUpstream } from './upstream-address.ts';
@@ -189,8 +190,7 @@ export class UpstreamClient {
   #backoff(attempt: number, retryAfter?: string | string[]): number {
     const seconds = Number(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
     if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
-    const base = this.options.retryBaseMs * 2 ** attempt;
-    return base / 2 + Math.random() * (base / 2);
+    return backoffDelay(attempt + 1, { initialMs: this.options.retryBaseMs, maxMs: MAX_RETRY_AFTER_MS });
   }
 
   async close(): Promise<void> {

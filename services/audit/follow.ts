@@ -11,7 +11,7 @@ import { onHeartbeat } from '../../shared/http/heartbeat.ts';
 import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import { headerOf } from '../../shared/http/request.ts';
 import { rightsLost } from '../../shared/http/rights.ts';
-import { openSse } from '../../shared/http/sse.ts';
+import { openSse, sseComment, sseFrame } from '../../shared/http/sse.ts';
 import { usageStreamId } from '../ai/usage/events.ts';
 import { auditView, streamFilter, typeFilter } from './view.ts';
 
@@ -53,7 +53,7 @@ export const MAX_FOLLOWS_PER_TOKEN = 8;
 const USER_BATCH = 100;
 
 const frameOf = (event: StoredEvent) =>
-  `id: ${event.position}\nevent: ${event.type}\ndata: ${JSON.stringify(auditView(event))}\n\n`;
+  sseFrame({ id: event.position, event: event.type, data: JSON.stringify(auditView(event)) });
 
 /**
  * `GET /v1/audit/events/follow`: the log's events as server-sent events (`id:` = position), those
@@ -109,7 +109,8 @@ export function followAction(gw: GatewayContext, options: FollowOptions) {
           if (ctx.res.writableEnded) return;
           // Its caller lost its rights (a token revoked, a studio paused): the last event says so.
           const lost = rightsLost(ctx.signal);
-          if (lost) ctx.res.write(`event: error\ndata: ${JSON.stringify(lost.toBody(ctx.requestId))}\n\n`);
+          if (lost)
+            ctx.res.write(sseFrame({ event: 'error', data: JSON.stringify(lost.toBody(ctx.requestId)) }));
           ctx.res.end();
         });
       return undefined;
@@ -134,7 +135,7 @@ async function pump(
   },
 ): Promise<void> {
   const { signal } = follow;
-  const stopHeartbeat = onHeartbeat(follow.heartbeatMs, () => res.write(': heartbeat\n\n'));
+  const stopHeartbeat = onHeartbeat(follow.heartbeatMs, () => res.write(sseComment('heartbeat')));
   try {
     const onFailure = logReadFailures(gw.logger, 'audit follow cannot read the log; retrying', {
       stream: follow.stream,
@@ -157,7 +158,7 @@ async function pump(
       if (!isCaughtUp(item)) position = Math.max(position, item.position);
       else if (!follow.stream) position = item.position;
       const text = isCaughtUp(item)
-        ? `event: caught_up\ndata: ${JSON.stringify({ position })}\n\n`
+        ? sseFrame({ event: 'caught_up', data: JSON.stringify({ position }) })
         : follow.wanted(item)
           ? frameOf(item)
           : undefined;

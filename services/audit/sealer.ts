@@ -1,9 +1,9 @@
-import { type BackoffOptions, backoffDelay, pause } from '../../shared/event-store/backoff.ts';
 import { lastEventOf } from '../../shared/event-store/last-event.ts';
 import { logReadFailures, resubscribing } from '../../shared/event-store/resubscribe.ts';
 import { type EventStore, isCaughtUp, type SubscriptionItem } from '../../shared/event-store/types.ts';
 import type { SingletonTask } from '../../shared/leadership.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { type BackoffOptions, backoffDelay, pause } from '../../shared/retry.ts';
 import { eventDigest } from './digest.ts';
 import { LogSealedSchema, SEALS_STREAM, type SealChainState, type SealedEntry, sealDecider } from './seal.ts';
 

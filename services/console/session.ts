@@ -8,14 +8,14 @@ import type { SecretBox } from '../../shared/crypto.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventMetadata } from '../../shared/event-store/types.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
-import { type AnyRoute, defineRoute, noInput } from '../../shared/http/action.ts';
+import { type AnyPathEndpoint, defineEndpoint, noInput } from '../../shared/http/action.ts';
 import type { Authenticator, Identity } from '../../shared/http/identity.ts';
-import type { StudioRequest, StudioResponse } from '../../shared/http/request.ts';
+import type { ServedRequest, ServedResponse } from '../../shared/http/request.ts';
 import { type ConsoleSessionCommand, consoleSessionDecider, consoleSessionStreamId } from './sign-out.ts';
 
 /**
  * The console's sign-in: the credential (admin key or user token) is kept in an HttpOnly cookie,
- * sealed with the master key, so page scripts never hold it after sign-in and no response carries it.
+ * encrypted with the master key, so page scripts never hold it after sign-in and no response carries it.
  * Requests authenticated by the cookie must carry `x-studio-console: 1`: a page of another site
  * cannot set that header without a CORS preflight we never grant, so it cannot ride the cookie (CSRF).
  * Each sign-in is a session with an id of its own; signing out ends it on the server
@@ -29,13 +29,13 @@ export const CONSOLE_HEADER = 'x-studio-console';
 /** A console sign-in lasts a working day; the credential itself may expire or be revoked sooner. */
 const SESSION_S = 12 * 3600;
 
-const sealedSession = z.object({
-  /** Sessions sealed before they had ids have none: they end when their cookie expires. */
+const encryptedSession = z.object({
+  /** Sessions made before they had ids have none: they end when their cookie expires. */
   id: z.string().optional(),
   credential: z.string().min(1),
   expires_at: z.number(),
 });
-type ConsoleSession = z.infer<typeof sealedSession>;
+type ConsoleSession = z.infer<typeof encryptedSession>;
 
 /** Where console sessions are kept and ended. */
 export interface ConsoleSessions {
@@ -53,20 +53,20 @@ export interface ConsoleSessionDeps {
   sessions: ConsoleSessions;
 }
 
-const cookieName = (sessions: ConsoleSessions, req: StudioRequest) =>
+const cookieName = (sessions: ConsoleSessions, req: ServedRequest) =>
   sessions.secure || (req.socket as TLSSocket).encrypted === true ? SECURE_COOKIE : CONSOLE_COOKIE;
 
 /** The console session of a request, or undefined (no cookie, no header, expired, tampered, ended). */
 function sessionOf(
   sessions: ConsoleSessions,
-  req: StudioRequest,
+  req: ServedRequest,
   now = Date.now(),
 ): ConsoleSession | undefined {
   if (req.headers[CONSOLE_HEADER] !== '1') return undefined;
-  const sealed = parseCookie(req.headers.cookie ?? '')[cookieName(sessions, req)];
-  if (!sealed) return undefined;
+  const encrypted = parseCookie(req.headers.cookie ?? '')[cookieName(sessions, req)];
+  if (!encrypted) return undefined;
   try {
-    const session = sealedSession.parse(JSON.parse(sessions.secrets.decrypt(sealed)));
+    const session = encryptedSession.parse(JSON.parse(sessions.secrets.decrypt(encrypted)));
     if (session.expires_at <= now || (session.id !== undefined && sessions.ended(session.id)))
       return undefined;
     return session;
@@ -76,7 +76,7 @@ function sessionOf(
 }
 
 /** The credential of a console request, or undefined (no cookie, no header, expired, tampered, signed out). */
-export const consoleCredential = (sessions: ConsoleSessions, req: StudioRequest): string | undefined =>
+export const consoleCredential = (sessions: ConsoleSessions, req: ServedRequest): string | undefined =>
   sessionOf(sessions, req)?.credential;
 
 /** Who a console session is, as the console shows it. */
@@ -102,8 +102,8 @@ export function describeIdentity(identity: Identity) {
 
 function setCookie(
   sessions: ConsoleSessions,
-  req: StudioRequest,
-  res: StudioResponse,
+  req: ServedRequest,
+  res: ServedResponse,
   value: string,
   maxAgeS: number,
 ): void {
@@ -121,9 +121,9 @@ function setCookie(
 }
 
 /** `/console/session`: sign in (POST), who is signed in (GET), sign out (POST `…/sign-out`). */
-export function consoleSessionRoutes({ authenticator, sessions }: ConsoleSessionDeps): AnyRoute[] {
+export function consoleSessionRoutes({ authenticator, sessions }: ConsoleSessionDeps): AnyPathEndpoint[] {
   return [
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: '/console/session',
       identities: [],
@@ -141,7 +141,7 @@ export function consoleSessionRoutes({ authenticator, sessions }: ConsoleSession
         return { signed_in: true, ...who };
       },
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: '/console/session',
       identities: [],
@@ -153,7 +153,7 @@ export function consoleSessionRoutes({ authenticator, sessions }: ConsoleSession
         return { signed_in: true, ...describeIdentity(authenticator.identifyCredential(credential)) };
       },
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: '/console/session/sign-out',
       identities: [],

@@ -8,7 +8,7 @@ import { scrubCredentials } from '../../shared/scrub-credentials.ts';
 import { parseDotenv } from './dotenv-file.ts';
 import { ENV_KEY_PATTERN, ENV_STREAM, envDecider } from './env.ts';
 import { EnvReader, mask } from './reader.ts';
-import { storedValue } from './sealing.ts';
+import { storedValue } from './stored-value.ts';
 
 const key = z.string().regex(ENV_KEY_PATTERN, 'A-Z, 0-9 and _, not starting with a digit').max(200);
 const admin = ['admin'] as const;
@@ -24,7 +24,7 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
   const reader = new EnvReader(gw);
   const entries = () => gw.projections.state(envProjection);
 
-  // A value stored in clear before sealing became the default may still hold a URL's password.
+  // A value stored in clear before encryption became the default may still hold a URL's password.
   const view = (entry: EnvEntry): EnvListItem => ({
     key: entry.key,
     value: entry.secret ? mask(reader.get(entry.key) ?? '') : scrubCredentials(entry.value),
@@ -73,7 +73,7 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
         action: 'upsert',
         method: 'POST',
         identities: admin,
-        summary: 'Set an env variable, sealed unless `secret: false` marks it public',
+        summary: 'Set an env variable, encrypted unless `secret: false` marks it public',
         input: z.strictObject({
           key,
           value: z.string().max(MAX_VALUE_LENGTH),
@@ -103,7 +103,7 @@ export function envService(gw: GatewayContext, declaredKeys: () => string[]) {
         method: 'POST',
         identities: admin,
         summary:
-          'Import a .env file in one atomic append, every value sealed but the keys listed in `public`',
+          'Import a .env file in one atomic append, every value encrypted but the keys listed in `public`',
         input: z.strictObject({
           content: z.string(),
           overwrite: z.boolean().default(true),

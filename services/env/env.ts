@@ -6,7 +6,7 @@ export const ENV_STREAM = 'env';
 
 export const ENV_KEY_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
 
-/** A value as stored: plain when not secret, sealed (AES-256-GCM under the master key) when secret. */
+/** A value as stored: plain when not secret, encrypted (AES-256-GCM under the master key) when secret; the field `sealed` keeps its name from the log's first events. */
 export type StoredValue = { secret: false; value: string } | { secret: true; sealed: string };
 
 export type EnvEvent =

@@ -1,4 +1,4 @@
-import type { StudioConfig } from '../../shared/config.ts';
+import type { ProcessConfig } from '../../shared/config.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import type { Leadership } from '../../shared/leadership.ts';
 import { FORWARDER_CHECKPOINT, type ForwarderStatus, KafkaForwarder } from './kafka.ts';
@@ -21,7 +21,7 @@ export function parseBrokers(value: string | undefined): string[] {
 }
 
 /** The gateway's forwarder when KAFKA_BROKERS is set, otherwise undefined. */
-export function gatewayForwarder(config: StudioConfig, ctx: GatewayContext): GatewayForwarder | undefined {
+export function gatewayForwarder(config: ProcessConfig, ctx: GatewayContext): GatewayForwarder | undefined {
   const brokers = parseBrokers(config.kafkaBrokers);
   if (brokers.length === 0) return undefined;
   const logger = ctx.logger.child({ component: 'kafka-forwarder' });

@@ -1,10 +1,10 @@
 import { messageOf } from '../../shared/errors.ts';
-import { backoffDelay, pause } from '../../shared/event-store/backoff.ts';
 import { resubscribing } from '../../shared/event-store/resubscribe.ts';
 import { type EventStore, isCaughtUp, type StoredEvent } from '../../shared/event-store/types.ts';
 import type { SingletonTask } from '../../shared/leadership.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { CheckpointStore } from '../../shared/projections/checkpoints.ts';
+import { backoffDelay, pause } from '../../shared/retry.ts';
 import type { BatchProducer } from './producer.ts';
 import { EventQueue } from './queue.ts';
 

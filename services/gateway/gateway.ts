@@ -1,6 +1,6 @@
 import { studiosProjection } from '../../projections/studios.ts';
 import { tokensProjection } from '../../projections/tokens.ts';
-import type { StudioConfig } from '../../shared/config.ts';
+import type { ProcessConfig } from '../../shared/config.ts';
 import { lockDataDir } from '../../shared/data-dir-lock.ts';
 import { type OpenedStore, openStore } from '../../shared/event-store/open.ts';
 import type { StoreTestHooks } from '../../shared/event-store/types.ts';
@@ -14,7 +14,7 @@ import { ActionRegistry } from '../../shared/http/registry.ts';
 import { type Listening, listen } from '../../shared/http/server.ts';
 import { runAlone, runAsLeader } from '../../shared/leadership.ts';
 import { createLogger, type Logger } from '../../shared/logger.ts';
-import { StudioMetrics } from '../../shared/observability/metrics.ts';
+import { MetricsRegistry } from '../../shared/observability/metrics.ts';
 import { scrapeSecrets } from '../../shared/observability/metrics-route.ts';
 import { observedStore } from '../../shared/observability/observed-store.ts';
 import { watchProjectionLag } from '../../shared/observability/projection-lag.ts';
@@ -36,7 +36,7 @@ import { loadKeys } from './keys.ts';
 import { GATEWAY_PROJECTIONS } from './projections.ts';
 
 export interface GatewayOptions {
-  config: StudioConfig;
+  config: ProcessConfig;
   logger?: Logger;
   processEnv?: NodeJS.ProcessEnv;
   storeHooks?: StoreTestHooks;
@@ -91,7 +91,7 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
       databaseUrl: config.databaseUrl,
       hooks: options.storeHooks,
     });
-    const metrics = new StudioMetrics();
+    const metrics = new MetricsRegistry();
     const events = observedStore(store.events, metrics);
     const projections = new ProjectionRunner(
       events,

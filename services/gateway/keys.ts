@@ -1,4 +1,4 @@
-import type { StudioConfig } from '../../shared/config.ts';
+import type { ProcessConfig } from '../../shared/config.ts';
 import { parseMasterKey, SecretBox } from '../../shared/crypto.ts';
 import { generateHexKey, readOrCreateKeyFile } from '../../shared/key-files.ts';
 
@@ -10,7 +10,7 @@ export interface GatewayKeys {
 }
 
 /** The admin key and the master key: from the environment, else generated once into the data dir (0600). */
-export async function loadKeys(config: StudioConfig): Promise<GatewayKeys> {
+export async function loadKeys(config: ProcessConfig): Promise<GatewayKeys> {
   let adminKey = config.adminSecretKey;
   let adminKeySource = 'ADMIN_SECRET_KEY';
   if (adminKey === undefined) {

@@ -1,6 +1,6 @@
-import type { StudioConfig } from '../../shared/config.ts';
+import type { ProcessConfig } from '../../shared/config.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
-import type { AnyRoute } from '../../shared/http/action.ts';
+import type { AnyPathEndpoint } from '../../shared/http/action.ts';
 import { endExpressApp, expressApp } from '../../shared/http/app.ts';
 import { Drain } from '../../shared/http/drain.ts';
 import { frontDoor } from '../../shared/http/front-door.ts';
@@ -10,7 +10,7 @@ import { readinessOf } from '../../shared/http/probes.ts';
 import { mountRoutes } from '../../shared/http/serve.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { observeRequests } from '../../shared/observability/http.ts';
-import { StudioMetrics } from '../../shared/observability/metrics.ts';
+import { MetricsRegistry } from '../../shared/observability/metrics.ts';
 import { metricsRoute, scrapeSecrets } from '../../shared/observability/metrics-route.ts';
 import { observedStore } from '../../shared/observability/observed-store.ts';
 import { watchProjectionLag } from '../../shared/observability/projection-lag.ts';
@@ -37,7 +37,7 @@ import { RUNTIME_PROJECTIONS } from './projections.ts';
 import { mountRuntimeRoutes, RUNTIME_POLICY } from './routes/index.ts';
 
 export interface RuntimeAssemblyOptions {
-  config: StudioConfig;
+  config: ProcessConfig;
   logger: Logger;
   /** Which gateway the agent calls, and as whom (a user token of one studio). */
   gatewayUrl: string;
@@ -56,7 +56,7 @@ export interface RuntimeAssemblyOptions {
  */
 export function assembleRuntime(options: RuntimeAssemblyOptions) {
   const { config, logger } = options;
-  const metrics = new StudioMetrics();
+  const metrics = new MetricsRegistry();
   const store = {
     events: observedStore(options.store.events, metrics),
     checkpoints: options.store.checkpoints,
@@ -119,7 +119,7 @@ export function assembleRuntime(options: RuntimeAssemblyOptions) {
     ),
   ];
   mountRoutes(app, metricsRoutes);
-  const routes: AnyRoute[] = [...metricsRoutes];
+  const routes: AnyPathEndpoint[] = [...metricsRoutes];
   const docs = mountRuntimeDocs(app, () => routes, { tokenRequired: config.runtimeToken !== undefined });
   routes.push(...docs.routes);
   routes.push(

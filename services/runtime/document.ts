@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { ErrorCode } from '../../shared/errors.ts';
-import { type AnyRoute, defineRoute, noInput } from '../../shared/http/action.ts';
+import { type AnyPathEndpoint, defineEndpoint, noInput } from '../../shared/http/action.ts';
 import { docsRoute, mountDocsAssets } from '../../shared/http/docs-page.ts';
 import { describeRoute, type OpenApiDocument, openApiDocument } from '../../shared/http/openapi.ts';
 import { mountRoutes } from '../../shared/http/serve.ts';
@@ -25,7 +25,7 @@ function tagOf(path: string): string {
 }
 
 /** The runtime's OpenAPI document: its routes and the session routes, as mounted. */
-export function runtimeDocument(routes: readonly AnyRoute[], tokenRequired: boolean): OpenApiDocument {
+export function runtimeDocument(routes: readonly AnyPathEndpoint[], tokenRequired: boolean): OpenApiDocument {
   return openApiDocument(
     // The runtime has no identities: whoever passes its guard (and its token on `/api`) may call a route.
     routes.map(({ identities: _none, ...route }) => describeRoute(route, tagOf(route.path))),
@@ -48,7 +48,7 @@ export function runtimeDocument(routes: readonly AnyRoute[], tokenRequired: bool
  */
 export function mountRuntimeDocs(
   app: Router,
-  served: () => readonly AnyRoute[],
+  served: () => readonly AnyPathEndpoint[],
   options: { tokenRequired: boolean },
 ) {
   let document: OpenApiDocument | undefined;
@@ -56,8 +56,8 @@ export function mountRuntimeDocs(
     document ??= runtimeDocument(served(), options.tokenRequired);
     return document;
   };
-  const routes: AnyRoute[] = [
-    defineRoute({ method: 'GET', path: RUNTIME_DOCUMENT_PATH, input: noInput, handler: () => describe() }),
+  const routes: AnyPathEndpoint[] = [
+    defineEndpoint({ method: 'GET', path: RUNTIME_DOCUMENT_PATH, input: noInput, handler: () => describe() }),
     docsRoute('Studio agent runtime API'),
   ];
   mountRoutes(app, routes, RUNTIME_POLICY);

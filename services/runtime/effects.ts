@@ -1,9 +1,9 @@
-import type { BackoffOptions } from '../../shared/event-store/backoff.ts';
 import { logReadFailures, resubscribing } from '../../shared/event-store/resubscribe.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
 import { isCaughtUp } from '../../shared/event-store/types.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { CheckpointStore } from '../../shared/projections/checkpoints.ts';
+import type { BackoffOptions } from '../../shared/retry.ts';
 import type { PluginManager } from './plugins/manager.ts';
 
 const CHECKPOINT = 'runtime-effects';

@@ -1,5 +1,5 @@
 import { ApiError } from '../../shared/errors.ts';
-import { readSse } from '../ai/chat/sse.ts';
+import { readSse } from '../ai/chat/read-sse.ts';
 import type { ChatChunk, ChatMessage } from '../ai/chat/wire.ts';
 import type { AgentTool } from './plugins/manager.ts';
 

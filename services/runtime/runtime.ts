@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../../shared/config.ts';
 import { lockDataDir } from '../../shared/data-dir-lock.ts';
 import { openStore } from '../../shared/event-store/open.ts';
-import type { AnyRoute } from '../../shared/http/action.ts';
+import type { AnyPathEndpoint } from '../../shared/http/action.ts';
 import { type DrainOutcome, finishDraining } from '../../shared/http/drain.ts';
 import { listen } from '../../shared/http/server.ts';
 import { startTracing, tracing } from '../../shared/observability/tracing.ts';
@@ -24,7 +24,7 @@ export interface RunningRuntime {
   /** With a log of its own: resolves, with why, if it is gone for good in this process (`OpenedStore.lost`). */
   storeLost?: Promise<Error>;
   /** Every route it serves (for tests that walk them all). */
-  routes: readonly AnyRoute[];
+  routes: readonly AnyPathEndpoint[];
   /**
    * Stops without cutting anyone off (see `Drain`): new requests refused, session event streams told
    * to reconnect elsewhere, the turns queued run until `deadline`, the rest cut.

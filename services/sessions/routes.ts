@@ -2,15 +2,15 @@ import { z } from 'zod';
 import type { MessageView, SessionView } from '../../projections/sessions.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
-import { defineRoute, noInput, withStatus } from '../../shared/http/action.ts';
+import { defineEndpoint, noInput, withStatus } from '../../shared/http/action.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
 import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import { AttachmentSchema, MAX_ATTACHMENT_BYTES } from './attachments.ts';
+import { eventView, resumePoint, streamSession } from './event-stream.ts';
 import type { LiveBus } from './live.ts';
 import { CompletedTurn, HistoryPage, Message, pageOf, QueuedTurn, Session, SystemInfo } from './schemas.ts';
 import type { SessionService } from './service.ts';
 import { sessionStreamId } from './session.ts';
-import { eventView, resumePoint, streamSession } from './sse.ts';
 import type { StreamHub } from './stream-hub.ts';
 
 /** The plugins' part of an agent's instructions: their system prompt, the running ones and their tools. */
@@ -64,7 +64,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
   const params = z.object({ id: z.string() }).transform(({ id }) => sessions.require(id));
 
   return [
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: base,
       input: z.strictObject({ limit, cursor }),
@@ -85,7 +85,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       },
     }),
 
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: base,
       status: 201,
@@ -106,7 +106,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       },
     }),
 
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: `${base}/:id`,
       params,
@@ -115,7 +115,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       handler: (_input, { params: view }) => sessionView(view),
     }),
 
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: `${base}/:id/history`,
       params,
@@ -136,7 +136,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       },
     }),
 
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: `${base}/:id/messages`,
       params,
@@ -153,7 +153,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       },
     }),
 
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: `${base}/:id/system`,
       params,
@@ -171,7 +171,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       },
     }),
 
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: `${base}/:id/prompt`,
       params,
@@ -199,7 +199,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       },
     }),
 
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: `${base}/:id/fork`,
       params,
@@ -210,7 +210,7 @@ export function sdkRoutes(deps: SdkRouteDeps) {
         sessionView(await sessions.fork(session.id, body.at_revision)),
     }),
 
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: `${base}/:id/events`,
       params,

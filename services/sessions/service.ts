@@ -143,7 +143,7 @@ export class SessionService {
         throw error;
       });
     const queuePosition = result.state.queue.indexOf(turnId) + 1 + (result.state.running ? 1 : 0);
-    void this.#turns.drain(sessionId);
+    void this.#turns.runQueued(sessionId);
     return { turnId, queuePosition, done };
   }
 
@@ -193,7 +193,7 @@ export class SessionService {
           error: 'the runtime restarted during this turn',
         });
       }
-      if (view.pending.length > 0) void this.#turns.drain(view.session.id);
+      if (view.pending.length > 0) void this.#turns.runQueued(view.session.id);
     }
   }
 

@@ -1,8 +1,8 @@
-import type { BackoffOptions } from '../../shared/event-store/backoff.ts';
 import { logReadFailures, resubscribing } from '../../shared/event-store/resubscribe.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
 import { isCaughtUp } from '../../shared/event-store/types.ts';
 import type { Logger } from '../../shared/logger.ts';
+import type { BackoffOptions } from '../../shared/retry.ts';
 
 /** Receives the events of one tick of the event loop, in order; the array is shared by every listener. */
 export type BatchListener = (events: readonly StoredEvent[]) => void;

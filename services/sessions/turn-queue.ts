@@ -12,7 +12,7 @@ import type { TurnOutcome, TurnRunner } from './types.ts';
  */
 export class TurnQueue {
   readonly #waiters = new Map<string, (outcome: TurnOutcome) => void>();
-  readonly #draining = new Set<string>();
+  readonly #looping = new Set<string>();
   readonly #running = new Map<string, AbortController>();
   /** The sessions' queues being run, and who waits for none to be. */
   readonly #loops = new Set<Promise<void>>();
@@ -49,10 +49,10 @@ export class TurnQueue {
   }
 
   /** Runs the session's queued turns until its queue is empty (once per session at a time). */
-  drain(sessionId: string): Promise<void> {
-    if (this.#draining.has(sessionId)) return Promise.resolve();
-    this.#draining.add(sessionId);
-    const loop = this.#drain(sessionId).finally(() => {
+  runQueued(sessionId: string): Promise<void> {
+    if (this.#looping.has(sessionId)) return Promise.resolve();
+    this.#looping.add(sessionId);
+    const loop = this.#runQueue(sessionId).finally(() => {
       this.#loops.delete(loop);
       this.#idle.check();
     });
@@ -65,7 +65,7 @@ export class TurnQueue {
     return this.#idle.wait(deadline);
   }
 
-  async #drain(sessionId: string): Promise<void> {
+  async #runQueue(sessionId: string): Promise<void> {
     try {
       for (;;) {
         if (this.#stopped) return;
@@ -75,7 +75,7 @@ export class TurnQueue {
         await this.#runOne(sessionId, turnId);
       }
     } finally {
-      this.#draining.delete(sessionId);
+      this.#looping.delete(sessionId);
     }
   }
 

@@ -1,4 +1,8 @@
 import pg from 'pg';
+import { backoffDelay } from '../retry.ts';
+
+/** Reconnecting after the listening connection was lost: from 250 ms, doubling up to 10 s. */
+const RECONNECT = { initialMs: 250, maxMs: 10_000 };
 
 /**
  * A dedicated connection that LISTENs on a channel and calls `onWake` for each notification, with the
@@ -9,7 +13,8 @@ import pg from 'pg';
 export class PgListener {
   #client: pg.Client | undefined;
   #closed = false;
-  #retryMs = 250;
+  /** Reconnections failed in a row. */
+  #failures = 0;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -30,7 +35,7 @@ export class PgListener {
     await client.connect();
     await client.query(`LISTEN ${this.channel}`);
     this.#client = client;
-    this.#retryMs = 250;
+    this.#failures = 0;
   }
 
   #lost(client: pg.Client): void {
@@ -42,16 +47,19 @@ export class PgListener {
 
   #scheduleReconnect(): void {
     if (this.#closed || this.#timer) return;
-    this.#timer = setTimeout(async () => {
-      this.#timer = undefined;
-      try {
-        await this.#connect();
-        this.onWake();
-      } catch {
-        this.#retryMs = Math.min(this.#retryMs * 2, 10_000);
-        this.#scheduleReconnect();
-      }
-    }, this.#retryMs);
+    this.#timer = setTimeout(
+      async () => {
+        this.#timer = undefined;
+        try {
+          await this.#connect();
+          this.onWake();
+        } catch {
+          this.#failures++;
+          this.#scheduleReconnect();
+        }
+      },
+      backoffDelay(this.#failures + 1, RECONNECT),
+    );
     this.#timer.unref();
   }
 

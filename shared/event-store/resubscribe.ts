@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.ts';
-import { type BackoffOptions, backoffDelay, pause } from './backoff.ts';
+import { type BackoffOptions, backoffDelay, pause } from '../retry.ts';
 import { type EventStore, isCaughtUp, type SubscribeOptions, type SubscriptionItem } from './types.ts';
 
 export interface ResubscribeOptions extends SubscribeOptions {

@@ -1,3 +1,4 @@
+import { backoffDelay } from '../retry.ts';
 import type { ChangeNotifier } from './change-notifier.ts';
 import {
   type EventStore,
@@ -42,7 +43,7 @@ export async function* catchUpThenLive(
     options.streamId === undefined ? (e: StoredEvent) => e.position : (e: StoredEvent) => e.revision;
   let cursor = options.after ?? (options.streamId === undefined ? 0 : -1);
   let caughtUp = false;
-  let retryMs = HIDDEN_RETRY_MIN_MS;
+  let heldRounds = 0;
 
   // While a full batch is being handed on, the next one is already being read: the database
   // produces it while this process decodes and folds the current one.
@@ -83,10 +84,14 @@ export async function* catchUpThenLive(
     }
     if (held) {
       // Wake on a notification, or re-read after a growing delay: no notification may ever come.
+      heldRounds++;
+      const retryMs = backoffDelay(heldRounds, {
+        initialMs: HIDDEN_RETRY_MIN_MS,
+        maxMs: HIDDEN_RETRY_MAX_MS,
+      });
       await changes.waitForChange(seen, signal, retryMs);
-      retryMs = Math.min(retryMs * 2, HIDDEN_RETRY_MAX_MS);
     } else {
-      retryMs = HIDDEN_RETRY_MIN_MS;
+      heldRounds = 0;
       await changes.waitForChange(seen, signal);
     }
   }

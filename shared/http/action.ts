@@ -3,7 +3,7 @@ import type { ErrorCode } from '../errors.ts';
 import type { EventMetadata } from '../event-store/types.ts';
 import type { WireDialect } from './dialect.ts';
 import type { Identity, IdentityKind } from './identity.ts';
-import type { StudioRequest, StudioResponse } from './request.ts';
+import type { ServedRequest, ServedResponse } from './request.ts';
 
 export type HttpMethod = 'GET' | 'POST';
 
@@ -16,9 +16,9 @@ export interface ActionContext<Params = unknown> {
   metadata: EventMetadata;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
-  /** Node's request and response (`StudioRequest`): express's methods are not there. */
-  req: StudioRequest;
-  res: StudioResponse;
+  /** Node's request and response (`ServedRequest`): express's methods are not there. */
+  req: ServedRequest;
+  res: ServedResponse;
 }
 
 /** A JSON answer whose status depends on what happened (e.g. 202 when a prompt was only queued). */
@@ -37,7 +37,10 @@ export const withStatus = (status: number, body: unknown) => new StatusAnswer(st
  */
 export type ActionResult = unknown;
 
-/** What `serve` needs of anything it serves: a registry action or a route at a path. */
+/**
+ * What `serve` needs of anything it serves: a registry action (`/v1/{service}/{action}`) or an
+ * endpoint at a path of its own. ("Route" is kept for model routes, `services/ai/routing/`.)
+ */
 export interface Endpoint<Input = unknown, Params = unknown> {
   method: HttpMethod;
   /** Who may call it. Default: the app's (`['user']` on the gateway); `[]` lets everyone in, guests included. */
@@ -72,7 +75,7 @@ export interface Action<Input = unknown, Params = unknown> extends Endpoint<Inpu
 }
 
 /** An endpoint at its own path (`/api/sdk/sessions/:id`), outside the action registry. */
-export interface Route<Input = unknown, Params = unknown> extends Endpoint<Input, Params> {
+export interface PathEndpoint<Input = unknown, Params = unknown> extends Endpoint<Input, Params> {
   path: string;
 }
 
@@ -80,16 +83,18 @@ export function defineAction<Input, Params = unknown>(action: Action<Input, Para
   return action;
 }
 
-export function defineRoute<Input, Params = unknown>(route: Route<Input, Params>): Route<Input, Params> {
-  return route;
+export function defineEndpoint<Input, Params = unknown>(
+  endpoint: PathEndpoint<Input, Params>,
+): PathEndpoint<Input, Params> {
+  return endpoint;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a list of endpoints with different inputs; each is typed where defined.
 export type AnyEndpoint = Endpoint<any, any>;
 // biome-ignore lint/suspicious/noExplicitAny: a list of actions with different inputs; each is typed where defined.
 export type AnyAction = Action<any, any>;
-// biome-ignore lint/suspicious/noExplicitAny: a list of routes with different inputs; each is typed where defined.
-export type AnyRoute = Route<any, any>;
+// biome-ignore lint/suspicious/noExplicitAny: a list of endpoints with different inputs; each is typed where defined.
+export type AnyPathEndpoint = PathEndpoint<any, any>;
 
 /** The input of an endpoint that reads none: any query is accepted and ignored. */
 export const noInput = z.object({});

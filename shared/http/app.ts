@@ -4,10 +4,10 @@ import express, { type Express } from 'express';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { notePattern, observeRequests } from '../observability/http.ts';
-import type { StudioMetrics } from '../observability/metrics.ts';
+import type { MetricsRegistry } from '../observability/metrics.ts';
 import { metricsRoute, type ScrapeAccess } from '../observability/metrics-route.ts';
 import { tracing } from '../observability/tracing.ts';
-import { type AnyRoute, defineRoute, noInput } from './action.ts';
+import { type AnyPathEndpoint, defineEndpoint, noInput } from './action.ts';
 import { LargeBodyBudget } from './body-budget.ts';
 import { identify, type WireDialect } from './dialect.ts';
 import { docsRoute, mountDocsAssets } from './docs-page.ts';
@@ -19,7 +19,7 @@ import type { Authenticator } from './identity.ts';
 import type { OpenApiDocument } from './openapi.ts';
 import { type Readiness, readyRoute } from './probes.ts';
 import type { ActionRegistry } from './registry.ts';
-import { pathOf, type StudioRequest, type StudioResponse } from './request.ts';
+import { pathOf, type ServedRequest, type ServedResponse } from './request.ts';
 import { RightsWatch } from './rights.ts';
 import { mountRoutes, type ServePolicy, serve } from './serve.ts';
 import { isUnderV1, routeKeyOf, v1ActionOf } from './v1-path.ts';
@@ -46,11 +46,11 @@ export interface HttpAppOptions {
    */
   assertServing?: () => void;
   /** Every request counted and timed, and GET /metrics for whom `scrapeAccess` allows. */
-  metrics?: { metrics: StudioMetrics; scrapeAccess: ScrapeAccess };
+  metrics?: { metrics: MetricsRegistry; scrapeAccess: ScrapeAccess };
   /** A browser session's credential (the console's cookie), used when a request sends no credential header. */
-  sessionCredential?: (req: StudioRequest) => string | undefined;
+  sessionCredential?: (req: ServedRequest) => string | undefined;
   /** Endpoints outside `/v1` (the console's session), served and described in the API's document. */
-  routes?: readonly AnyRoute[];
+  routes?: readonly AnyPathEndpoint[];
   /** Anything else outside `/v1` (the console's pages and assets), mounted before the 404. */
   extraRoutes?: (app: Express) => void;
 }
@@ -98,7 +98,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
   // (paths case-insensitive, a trailing slash allowed on the GET routes, percent-decoding per
   // segment), for a fraction of the work.
   const v1Routes = new Map(routes.v1.map((route) => [routeKeyOf(route.path), route]));
-  const v1 = (req: StudioRequest, res: StudioResponse, path: string): Promise<void> | undefined => {
+  const v1 = (req: ServedRequest, res: ServedResponse, path: string): Promise<void> | undefined => {
     if (!isUnderV1(path)) return undefined;
     options.assertServing?.();
     req.identity = identify(authenticator, req, options.sessionCredential);
@@ -148,15 +148,15 @@ function appRoutes(options: HttpAppOptions) {
   ];
   // Made on first use: serving it costs the start nothing.
   let document: OpenApiDocument | undefined;
-  const v1: AnyRoute[] = [
-    defineRoute({
+  const v1: AnyPathEndpoint[] = [
+    defineEndpoint({
       method: 'GET',
       path: '/v1/services',
       identities: ['user', 'admin'],
       input: noInput,
       handler: () => ({ items: registry.services().map(({ id, name, env }) => ({ id, name, env })) }),
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: GATEWAY_DOCUMENT_PATH,
       identities: [],
@@ -194,7 +194,13 @@ function dialectAt(registry: ActionRegistry, path: string): WireDialect | undefi
 /** GET /health, always 200 while the process serves, and GET /ready for load balancers. */
 function probeRoutes({ health, ready }: HttpAppOptions) {
   return [
-    defineRoute({ method: 'GET', path: '/health', identities: [], input: noInput, handler: () => health() }),
+    defineEndpoint({
+      method: 'GET',
+      path: '/health',
+      identities: [],
+      input: noInput,
+      handler: () => health(),
+    }),
     ...(ready ? [readyRoute(ready)] : []),
   ];
 }
@@ -205,8 +211,8 @@ async function dispatch(
   policy: ServePolicy,
   service: string,
   actionName: string,
-  req: StudioRequest,
-  res: StudioResponse,
+  req: ServedRequest,
+  res: ServedResponse,
 ): Promise<void> {
   const found = registry.resolve(req.method, service, actionName);
   if (found.kind === 'not_found') {

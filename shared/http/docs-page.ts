@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { RequestHandler, Router } from 'express';
 import { ApiError } from '../errors.ts';
 import { fromRoot } from '../paths.ts';
-import { defineRoute, noInput } from './action.ts';
+import { defineEndpoint, noInput } from './action.ts';
 import { sendBody } from './request.ts';
 
 /**
@@ -68,7 +68,7 @@ const initializer = (documentUrl: string) =>
 
 /** The `/docs` page as a route of its app (so its documents list it), for guests too: it holds no data. */
 export function docsRoute(title: string) {
-  return defineRoute({
+  return defineEndpoint({
     method: 'GET',
     path: '/docs',
     identities: [],

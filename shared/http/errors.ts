@@ -5,7 +5,7 @@ import { ApiError, DomainError } from '../errors.ts';
 import { EventLogStopped, UnstorableIdentifier } from '../event-store/types.ts';
 import { storageUnavailable } from '../event-store/unavailable.ts';
 import type { Logger } from '../logger.ts';
-import { type StudioResponse, sendJson } from './request.ts';
+import { type ServedResponse, sendJson } from './request.ts';
 
 /** zod issues as the `details` of a 400, and the first failing field as `param`. */
 export function validationError(error: z.ZodError, where: 'body' | 'query' | 'path'): ApiError {
@@ -95,7 +95,7 @@ function formatBytes(bytes: number | undefined): string {
 export function sendError(res: ServerResponse, error: ApiError): void {
   const requestId = String(res.getHeader('x-request-id') ?? '');
   for (const [name, value] of Object.entries(error.options.headers ?? {})) res.setHeader(name, value);
-  const dialect = (res as StudioResponse).req?.dialect;
+  const dialect = (res as ServedResponse).req?.dialect;
   sendJson(res, error.status, dialect ? dialect.errorBody(error, requestId) : error.toBody(requestId));
 }
 

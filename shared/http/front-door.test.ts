@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLogger } from '../logger.ts';
-import { defineAction, defineRoute, defineService, noInput } from './action.ts';
+import { defineAction, defineEndpoint, defineService, noInput } from './action.ts';
 import { createHttpApp } from './app.ts';
 import { Authenticator } from './identity.ts';
 import { ActionRegistry } from './registry.ts';
@@ -66,7 +66,7 @@ beforeAll(async () => {
     logger: createLogger('silent'),
     health: async () => ({ status: 'ok' }),
     routes: [
-      defineRoute({
+      defineEndpoint({
         method: 'GET',
         path: '/outside',
         identities: [],

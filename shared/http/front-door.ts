@@ -9,7 +9,7 @@ import { speak, type WireDialect } from './dialect.ts';
 import type { Drain } from './drain.ts';
 import { answerError } from './errors.ts';
 import type { Identity } from './identity.ts';
-import { headerOf, pathOf, type StudioRequest, type StudioResponse } from './request.ts';
+import { headerOf, pathOf, type ServedRequest, type ServedResponse } from './request.ts';
 
 /** A request id a client may choose (`x-request-id`); any other is replaced by a fresh UUID. */
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -34,9 +34,9 @@ export interface FrontDoorOptions {
    * The server's own endpoints: serves the request when its path is one of theirs (the promise
    * settles once it is served), else answers undefined and the request goes on to `rest`.
    */
-  endpoints?: (req: StudioRequest, res: StudioResponse, path: string) => Promise<void> | undefined;
+  endpoints?: (req: ServedRequest, res: ServedResponse, path: string) => Promise<void> | undefined;
   /** Everything the endpoints leave: an express app (pages, static assets, routes by pattern, the 404). */
-  rest: (req: StudioRequest, res: StudioResponse) => void;
+  rest: (req: ServedRequest, res: ServedResponse) => void;
 }
 
 /**
@@ -51,7 +51,7 @@ export function frontDoor(options: FrontDoorOptions): RequestListener {
   const log = requestLog(options.logger);
   const answer = answerError(options.logger);
   // Nothing may escape from here: a rejection no one handles would end the process.
-  const fail = (error: unknown, res: StudioResponse) => {
+  const fail = (error: unknown, res: ServedResponse) => {
     try {
       answer(error, res);
     } catch (failure) {
@@ -61,8 +61,8 @@ export function frontDoor(options: FrontDoorOptions): RequestListener {
   };
   const { observe, dialectAt, drain, endpoints, rest } = options;
   return (incoming, outgoing) => {
-    const req = incoming as StudioRequest;
-    const res = outgoing as StudioResponse;
+    const req = incoming as ServedRequest;
+    const res = outgoing as ServedResponse;
     const enter = () => {
       const path = pathOf(req.url);
       const asked = headerOf(req, 'x-request-id');
@@ -108,7 +108,7 @@ function refuseContentEncoding(req: IncomingMessage, res: ServerResponse): void 
  * 5xx. Only what is needed to follow a request: never headers or bodies, query values elided.
  * One `close` listener and no per-request child logger: at LOG_LEVEL=warn a 2xx costs next to nothing.
  */
-function requestLog(logger: Logger): (req: StudioRequest, res: StudioResponse) => void {
+function requestLog(logger: Logger): (req: ServedRequest, res: ServedResponse) => void {
   // The line is made of fields that carry no secret (a checked request id, the method, the path with
   // query values removed, the status, a time), so it skips redaction: pino's walk of every object
   // of a line for the redacted paths cost more than writing the line.

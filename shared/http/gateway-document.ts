@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../errors.ts';
 import { STUDIO_VERSION as version } from '../paths.ts';
-import type { AnyRoute } from './action.ts';
+import type { AnyPathEndpoint } from './action.ts';
 import type { IdentityKind } from './identity.ts';
 import { type DescribedEndpoint, describeAction, describeRoute, openApiDocument } from './openapi.ts';
 import type { ActionRegistry } from './registry.ts';
@@ -24,7 +24,7 @@ function tagOf(path: string): string {
 }
 
 /** The gateway's OpenAPI document: every action of `registry` and the app's own `routes`. */
-export function gatewayDocument(registry: ActionRegistry, routes: readonly AnyRoute[]) {
+export function gatewayDocument(registry: ActionRegistry, routes: readonly AnyPathEndpoint[]) {
   const endpoints: DescribedEndpoint[] = [
     ...routes.map((route) =>
       describeRoute(route, tagOf(route.path), route.identities ?? GATEWAY_DEFAULT_IDENTITIES),

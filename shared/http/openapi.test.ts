@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ErrorCode } from '../errors.ts';
-import { type AnyAction, type AnyRoute, defineAction, defineRoute, noInput } from './action.ts';
+import { type AnyAction, type AnyPathEndpoint, defineAction, defineEndpoint, noInput } from './action.ts';
 import type { WireDialect } from './dialect.ts';
 import {
   type DescribedEndpoint,
@@ -22,7 +22,7 @@ const OPTIONS = {
 const document = (endpoints: DescribedEndpoint[], options = OPTIONS) => openApiDocument(endpoints, options);
 const handler = () => ({});
 /** The document of gateway-like actions (users by default) and routes. */
-const documentOf = (actions: AnyAction[], routes: AnyRoute[] = []) =>
+const documentOf = (actions: AnyAction[], routes: AnyPathEndpoint[] = []) =>
   document([
     ...actions.map((a) => describeAction(a, ['user'])),
     ...routes.map((r) => describeRoute(r, 'routes')),
@@ -33,7 +33,7 @@ describe('openApiDocument', () => {
     expect(openApiPath('/v1/ai/responses/:id/items/:item_id')).toBe('/v1/ai/responses/{id}/items/{item_id}');
     const doc = document([
       describeRoute(
-        defineRoute({
+        defineEndpoint({
           method: 'GET',
           path: '/things/:id',
           params: z.object({ id: z.string().min(3) }).transform(({ id }) => id.toUpperCase()),
@@ -164,7 +164,7 @@ describe('openApiDocument', () => {
     const Tree: z.ZodType<Tree> = z.lazy(() => z.strictObject({ name: z.string(), children: z.array(Tree) }));
     const doc = document([
       describeRoute(
-        defineRoute({
+        defineEndpoint({
           method: 'POST',
           path: '/trees',
           input: z.strictObject({ tree: Tree }),
@@ -187,7 +187,7 @@ describe('openApiDocument', () => {
     const doc = documentOf(
       [],
       [
-        defineRoute({
+        defineEndpoint({
           method: 'POST',
           path: '/jobs',
           status: 202,

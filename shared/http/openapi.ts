@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiErrorBody } from '../error-envelope.ts';
 import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
-import { type AnyAction, type AnyRoute, type HttpMethod, noInput } from './action.ts';
+import { type AnyAction, type AnyPathEndpoint, type HttpMethod, noInput } from './action.ts';
 import { SMALL_BODY_BYTES } from './body-budget.ts';
 import type { WireDialect } from './dialect.ts';
 import type { IdentityKind } from './identity.ts';
@@ -79,7 +79,7 @@ export function describeAction(
 
 /** A route as the document describes it; `identities` only where its app has them. */
 export function describeRoute(
-  route: AnyRoute,
+  route: AnyPathEndpoint,
   tag: string,
   identities?: readonly IdentityKind[],
 ): DescribedEndpoint {

@@ -1,5 +1,5 @@
 import type { ReadModelsHealth } from '../projections/read-models-health.ts';
-import { defineRoute, noInput, withStatus } from './action.ts';
+import { defineEndpoint, noInput, withStatus } from './action.ts';
 import { DRAIN_RETRY_AFTER_S } from './drain.ts';
 
 /** The answer of GET /ready: whether to send this process traffic, and the body that says why not. */
@@ -10,7 +10,7 @@ export interface Readiness {
 
 /** GET /ready: 200 when ready, else 503 with `Retry-After` (for load balancers: no traffic here now). */
 export function readyRoute(ready: () => Promise<Readiness>) {
-  return defineRoute({
+  return defineEndpoint({
     method: 'GET',
     path: '/ready',
     identities: [],

@@ -8,7 +8,7 @@ import type { Identity } from './identity.ts';
  * else runs. Endpoints use Node's own request and response and these helpers, never express's
  * methods: the API's requests do not pass through express (docs/decisions.md, "HTTP").
  */
-export interface StudioRequest extends IncomingMessage {
+export interface ServedRequest extends IncomingMessage {
   /** A server's request always has both. */
   method: string;
   url: string;
@@ -22,7 +22,7 @@ export interface StudioRequest extends IncomingMessage {
   body?: unknown;
 }
 
-export type StudioResponse = ServerResponse<StudioRequest>;
+export type ServedResponse = ServerResponse<ServedRequest>;
 
 declare module 'express-serve-static-core' {
   /** What express is handed has been through the front door too. */

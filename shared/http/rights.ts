@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.ts';
-import type { StudioRequest } from './request.ts';
+import type { ServedRequest } from './request.ts';
 
 /** How often the answers under way check that their caller still has its rights. */
 export const RIGHTS_CHECK_MS = 500;
@@ -14,16 +14,16 @@ export const RIGHTS_CHECK_MS = 500;
  */
 export class RightsWatch {
   /** Each answer under way: its request's abort controller → its request. */
-  readonly #held = new Map<AbortController, StudioRequest>();
+  readonly #held = new Map<AbortController, ServedRequest>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly recheck: (req: StudioRequest) => void,
+    private readonly recheck: (req: ServedRequest) => void,
     private readonly everyMs = RIGHTS_CHECK_MS,
   ) {}
 
   /** Watches the answer to `req` until the returned function is called (when it closes). */
-  hold(req: StudioRequest, controller: AbortController): () => void {
+  hold(req: ServedRequest, controller: AbortController): () => void {
     this.#held.set(controller, req);
     // One timer for the life of the process (it keeps nothing alive), rather than one per busy spell.
     this.#timer ??= setInterval(() => this.#check(), this.everyMs).unref();

@@ -3,13 +3,13 @@ import type { Router } from 'express';
 import type { z } from 'zod';
 import { ApiError } from '../errors.ts';
 import { noteEndpoint } from '../observability/http.ts';
-import { type ActionContext, type AnyEndpoint, type AnyRoute, StatusAnswer } from './action.ts';
+import { type ActionContext, type AnyEndpoint, type AnyPathEndpoint, StatusAnswer } from './action.ts';
 import { type LargeBodyBudget, SMALL_BODY_BYTES } from './body-budget.ts';
 import { Drain } from './drain.ts';
 import { validationError } from './errors.ts';
 import { REQUEST_ID } from './front-door.ts';
 import { actorOf, type Identity, type IdentityKind } from './identity.ts';
-import { headerOf, queryOf, type StudioRequest, type StudioResponse, sendJson } from './request.ts';
+import { headerOf, queryOf, type ServedRequest, type ServedResponse, sendJson } from './request.ts';
 import type { RightsWatch } from './rights.ts';
 
 /** An endpoint's body limit unless it says otherwise; larger bodies count against `LargeBodyBudget`. */
@@ -34,8 +34,8 @@ export interface ServePolicy {
  */
 export async function serve(
   endpoint: AnyEndpoint,
-  req: StudioRequest,
-  res: StudioResponse,
+  req: ServedRequest,
+  res: ServedResponse,
   policy: ServePolicy,
   /** The path's `:params`, as the path matched them. */
   pathParams: Record<string, unknown>,
@@ -52,8 +52,8 @@ export async function serve(
 
 async function serveHeld(
   endpoint: AnyEndpoint,
-  req: StudioRequest,
-  res: StudioResponse,
+  req: ServedRequest,
+  res: ServedResponse,
   policy: ServePolicy,
   pathParams: Record<string, unknown>,
 ): Promise<void> {
@@ -96,7 +96,11 @@ async function serveHeld(
 }
 
 /** Serves each route at its method and path (express's router matches them) through `serve`, under one policy. */
-export function mountRoutes(router: Router, routes: readonly AnyRoute[], policy: ServePolicy = {}): void {
+export function mountRoutes(
+  router: Router,
+  routes: readonly AnyPathEndpoint[],
+  policy: ServePolicy = {},
+): void {
   for (const route of routes) {
     const method = route.method === 'GET' ? 'get' : 'post';
     router[method](route.path, async (req, res, next) => {
@@ -112,7 +116,7 @@ export function mountRoutes(router: Router, routes: readonly AnyRoute[], policy:
 const jsonParsers = new Map<number, ReturnType<typeof bodyParser.json>>();
 
 /** Reads the body as JSON into `req.body`, up to `limit` bytes once decoded (gzip, deflate, br). */
-export function readJsonBody(req: StudioRequest, res: StudioResponse, limit: number): Promise<void> {
+export function readJsonBody(req: ServedRequest, res: ServedResponse, limit: number): Promise<void> {
   let parser = jsonParsers.get(limit);
   if (!parser) {
     parser = bodyParser.json({ limit, type: ['application/json', 'application/*+json'] });
@@ -132,7 +136,7 @@ function authorize(allowed: readonly IdentityKind[], identity: Identity): void {
   throw new ApiError('forbidden', `this action is for ${allowed.join(' or ')}, not ${identity.kind}`);
 }
 
-function parseInput(endpoint: AnyEndpoint, req: StudioRequest): unknown {
+function parseInput(endpoint: AnyEndpoint, req: ServedRequest): unknown {
   const where = endpoint.method === 'GET' ? 'query' : 'body';
   if (where === 'body' && req.body === undefined && hasBody(req)) {
     throw new ApiError('invalid_json', 'the request body must be JSON (Content-Type: application/json)');
@@ -146,7 +150,7 @@ function parseWith<T>(schema: z.ZodType<T>, raw: unknown, where: 'body' | 'query
   return parsed.data;
 }
 
-function hasBody(req: StudioRequest): boolean {
+function hasBody(req: ServedRequest): boolean {
   return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 }
 
@@ -161,7 +165,7 @@ function checkStudio(input: unknown, identity: Identity): void {
   }
 }
 
-function correlationIdOf(req: StudioRequest): string {
+function correlationIdOf(req: ServedRequest): string {
   const given = headerOf(req, 'x-correlation-id');
   return given && REQUEST_ID.test(given) ? given : req.requestId;
 }

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import express, { type Response } from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openSse, writeSse } from './sse.ts';
+import { openSse, sseComment, sseFrame, writeSse } from './sse.ts';
 
 let server: Server | undefined;
 afterEach(() => {
@@ -79,5 +79,15 @@ describe('openSse', () => {
     const response = await fetch(`http://127.0.0.1:${port}/`);
     expect(await response.text()).toBe('event: tick\ndata: "late"\n\n');
     expect(flushes.count).toBe(1);
+  });
+});
+
+describe('sseFrame', () => {
+  it('writes retry, id, event and data in that order, each on its line, ending with a blank line', () => {
+    expect(sseFrame({ data: '{"a":1}' })).toBe('data: {"a":1}\n\n');
+    expect(sseFrame({ data: '[DONE]', event: 'done', id: 7, retry: 1000 })).toBe(
+      'retry: 1000\nid: 7\nevent: done\ndata: [DONE]\n\n',
+    );
+    expect(sseComment('heartbeat')).toBe(': heartbeat\n\n');
   });
 });

@@ -20,7 +20,24 @@ export function openSse(res: ServerResponse): void {
   });
 }
 
+/** One server-sent event: `data` is JSON text (one line); `id`, `event` and `retry` when given. */
+export interface SseEvent {
+  data: string;
+  event?: string;
+  id?: number | string;
+  /** How long EventSource waits before reconnecting, in ms. */
+  retry?: number;
+}
+
+/** The one way every answer here frames a server-sent event. */
+export function sseFrame({ data, event, id, retry }: SseEvent): string {
+  return `${retry === undefined ? '' : `retry: ${retry}\n`}${id === undefined ? '' : `id: ${id}\n`}${event === undefined ? '' : `event: ${event}\n`}data: ${data}\n\n`;
+}
+
+/** A comment line: clients ignore it (heartbeats, a reason to stop). */
+export const sseComment = (text: string): string => `: ${text}\n\n`;
+
 /** Writes one event; each `res.write` goes to the socket at once (no compression, no buffering). */
 export function writeSse(res: ServerResponse, data: string, event?: string): boolean {
-  return res.write(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
+  return res.write(sseFrame(event === undefined ? { data } : { data, event }));
 }

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AnyAction, AnyEndpoint, AnyRoute } from '../http/action.ts';
-import type { StudioRequest } from '../http/request.ts';
-import type { StudioMetrics } from './metrics.ts';
+import type { AnyAction, AnyEndpoint, AnyPathEndpoint } from '../http/action.ts';
+import type { ServedRequest } from '../http/request.ts';
+import type { MetricsRegistry } from './metrics.ts';
 import type { RequestTracing } from './tracing.ts';
 
 /** What the observing middleware keeps of a request, for the hooks that run later in it. */
 interface ObservedRequest {
   start: number;
-  metrics: StudioMetrics;
+  metrics: MetricsRegistry;
   /** The endpoint `serve` runs, once known: its pattern names the request's route. */
   endpoint?: AnyEndpoint;
   /** The pattern of a path the app matched itself (not through express's router), until an endpoint is known. */
@@ -18,7 +18,7 @@ interface ObservedRequest {
 const observedOf = new WeakMap<ServerResponse, ObservedRequest>();
 
 /** A step of the front door: observes the request, then calls `next` (inside its span, when traced). */
-export type RequestObserver = (req: StudioRequest, res: ServerResponse, next: () => void) => void;
+export type RequestObserver = (req: ServedRequest, res: ServerResponse, next: () => void) => void;
 
 /**
  * Counts and times every request by the route pattern that served it, and (when traces are on)
@@ -26,7 +26,7 @@ export type RequestObserver = (req: StudioRequest, res: ServerResponse, next: ()
  * inside the span.
  */
 export function observeRequests(
-  metrics: StudioMetrics,
+  metrics: MetricsRegistry,
   tracing?: RequestTracing & { enabled: boolean },
 ): RequestObserver {
   const traced = tracing?.enabled ? tracing : undefined;
@@ -81,7 +81,7 @@ function routeOf(req: IncomingMessage, observed: ObservedRequest): string {
   }
   let pattern = patterns.get(endpoint);
   if (pattern === undefined) {
-    const named = endpoint as Partial<AnyAction & AnyRoute>;
+    const named = endpoint as Partial<AnyAction & AnyPathEndpoint>;
     pattern =
       named.service === undefined ? (named.path ?? 'unmatched') : `/v1/${named.service}/${named.action}`;
     patterns.set(endpoint, pattern);

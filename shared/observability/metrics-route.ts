@@ -1,8 +1,8 @@
 import { secretEquals } from '../crypto.ts';
 import { ApiError } from '../errors.ts';
-import { defineRoute, noInput } from '../http/action.ts';
+import { defineEndpoint, noInput } from '../http/action.ts';
 import { sendBody } from '../http/request.ts';
-import type { StudioMetrics } from './metrics.ts';
+import type { MetricsRegistry } from './metrics.ts';
 
 /** Who may scrape: `allowed` for the admin key or STUDIO_METRICS_TOKEN, `forbidden` for another valid credential. */
 export type ScrapeAccess = (bearer: string) => 'allowed' | 'forbidden' | 'unknown';
@@ -17,8 +17,8 @@ export function scrapeSecrets(secrets: readonly (string | undefined)[]): (bearer
  * GET /metrics in Prometheus' text format: the admin key or STUDIO_METRICS_TOKEN as a bearer, else
  * 401 (no or unknown credential) or 403 (a credential that opens something else), in the one envelope.
  */
-export function metricsRoute(metrics: StudioMetrics, access: ScrapeAccess) {
-  return defineRoute({
+export function metricsRoute(metrics: MetricsRegistry, access: ScrapeAccess) {
+  return defineEndpoint({
     method: 'GET',
     path: '/metrics',
     identities: [],

@@ -14,7 +14,7 @@ const GROUP_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000];
  * generic ones are here; a service adds its own to `registry` (the `ai` service's: services/ai/ai-metrics.ts).
  * Every metric and its labels: docs/operations.md.
  */
-export class StudioMetrics {
+export class MetricsRegistry {
   readonly registry = new Registry();
   readonly #requests = new Counter({
     name: 'studio_http_requests_total',

@@ -1,12 +1,12 @@
 import type { AppendOptions, AppendResult, EventStore, NewEvent } from '../event-store/types.ts';
-import type { StudioMetrics } from './metrics.ts';
+import type { MetricsRegistry } from './metrics.ts';
 import { tracing } from './tracing.ts';
 
 /**
  * The event store with each append timed (`studio_event_store_append_duration_seconds`) and, when
  * traces are on, a span of its own under the request that made it. Reads pass straight through.
  */
-export function observedStore(store: EventStore, metrics: StudioMetrics): EventStore {
+export function observedStore(store: EventStore, metrics: MetricsRegistry): EventStore {
   return {
     kind: store.kind,
     async append(

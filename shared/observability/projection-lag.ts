@@ -1,6 +1,6 @@
 import type { EventStore } from '../event-store/types.ts';
 import type { ProjectionRunner } from '../projections/runner.ts';
-import type { StudioMetrics } from './metrics.ts';
+import type { MetricsRegistry } from './metrics.ts';
 
 /**
  * `studio_projection_lag_positions{projection}`: how far each read model is behind the log's head,
@@ -8,7 +8,7 @@ import type { StudioMetrics } from './metrics.ts';
  * upper bound on the events still to apply (0 is exact). A head that cannot be read reports nothing.
  */
 export function watchProjectionLag(
-  metrics: StudioMetrics,
+  metrics: MetricsRegistry,
   runner: ProjectionRunner,
   events: EventStore,
 ): void {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { StudioRequest } from '../http/request.ts';
+import type { ServedRequest } from '../http/request.ts';
 
 export type SpanAttributes = Record<string, string | number | boolean | undefined>;
 
@@ -15,7 +15,7 @@ export interface OpenSpan {
 
 /** Server spans, one per request: started before the request log, named after the route served. */
 export interface RequestTracing {
-  serve(req: StudioRequest, res: ServerResponse, routeName: () => string, next: () => void): void;
+  serve(req: ServedRequest, res: ServerResponse, routeName: () => string, next: () => void): void;
 }
 
 /** The process's tracing: OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set, else nothing at all. */

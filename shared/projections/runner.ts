@@ -1,9 +1,9 @@
 import { ApiError } from '../errors.ts';
-import type { BackoffOptions } from '../event-store/backoff.ts';
 import { resubscribing } from '../event-store/resubscribe.ts';
 import type { EventStore, StoredEvent } from '../event-store/types.ts';
 import { isCaughtUp } from '../event-store/types.ts';
 import type { Logger } from '../logger.ts';
+import type { BackoffOptions } from '../retry.ts';
 import type { CheckpointStore } from './checkpoints.ts';
 import { ReadModelLiveness } from './liveness.ts';
 import type { AnyProjection, Projection } from './projection.ts';

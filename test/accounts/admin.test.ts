@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 describe('create', () => {
-  it('201 with the account; a password is stored sealed and never shown', async () => {
+  it('201 with the account; a password is stored encrypted and never shown', async () => {
     const res = await create({ email: 'Grace@Example.com', password: 'hopper-1906', name: 'Grace Hopper' });
     expect(res.status, res.text).toBe(201);
     expect(res.json).toEqual({

@@ -17,7 +17,7 @@ import { FREE } from '../../services/ai/prices/price.ts';
 import { InFlight } from '../../services/ai/routing/in-flight.ts';
 import type { UsageRecorder } from '../../services/ai/usage/recorder.ts';
 import type { ActionContext, AnyAction } from '../../shared/http/action.ts';
-import type { StudioRequest, StudioResponse } from '../../shared/http/request.ts';
+import type { ServedRequest, ServedResponse } from '../../shared/http/request.ts';
 
 type UsageEvent = Parameters<UsageRecorder['record']>[0];
 
@@ -91,8 +91,8 @@ async function run(
       metadata: { actor: 'test' },
       signal: new AbortController().signal,
       params: {},
-      req: req as StudioRequest,
-      res: res as StudioResponse,
+      req: req as ServedRequest,
+      res: res as ServedResponse,
     } as ActionContext;
     void handler(input, ctx);
   });

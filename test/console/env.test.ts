@@ -31,7 +31,7 @@ async function openEnv(watched: WatchedPage): Promise<void> {
 }
 
 describe.skipIf(browserSkip !== undefined)('console: env', () => {
-  it('sets a sealed and a public value, shows them as the API does, removes one after a confirmation', async () => {
+  it('sets an encrypted and a public value, shows them as the API does, removes one after a confirmation', async () => {
     const watched = await openPage(fx.browser);
     const { page } = watched;
     await openEnv(watched);
@@ -44,9 +44,9 @@ describe.skipIf(browserSkip !== undefined)('console: env', () => {
     await setForm(page).getByLabel('Key', { exact: true }).fill('OPENAI_API_KEY');
     await setForm(page).getByLabel('Value').fill(secret);
     await page.getByRole('button', { name: 'Set variable' }).click();
-    const sealedRow = page.getByRole('row', { name: /OPENAI_API_KEY/ });
-    await sealedRow.getByText('sealed').waitFor();
-    expect(await sealedRow.textContent()).toContain('••••9876');
+    const encryptedRow = page.getByRole('row', { name: /OPENAI_API_KEY/ });
+    await encryptedRow.getByText('encrypted').waitFor();
+    expect(await encryptedRow.textContent()).toContain('••••9876');
     expect(await page.content()).not.toContain(secret);
     expect(await envItem('OPENAI_API_KEY')).toEqual(
       expect.objectContaining({ value: '••••9876', secret: true, source: 'store' }),

@@ -53,7 +53,7 @@ describe.skipIf(browserSkip !== undefined)('console sign-in with an account', ()
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('navigation', { name: 'Console' }).waitFor();
     expect(await page.getByText(/Studio acme \(token tok_/).count()).toBe(1);
-    // The token the login issued is in the sealed cookie only.
+    // The token the login issued is in the encrypted cookie only.
     const stored = (await page.evaluate(
       '({ local: localStorage.length, session: JSON.stringify({ ...sessionStorage }), cookie: document.cookie })',
     )) as { local: number; session: string; cookie: string };

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../shared/testing/wait.ts';
-import { type StudioProcess, startStudio } from '../scale/processes.ts';
+import { type ServerProcess, startStudio } from '../scale/processes.ts';
 import { auditData } from '../support/audit.ts';
 import { processState } from '../support/process-state.ts';
 
@@ -51,7 +51,7 @@ async function adminClient(url: string, adminKey: string, label: string, acknowl
 
 describe('Studio on SQLite killed with SIGKILL under load and restarted at once', () => {
   let dataDir: string | undefined;
-  let studio: StudioProcess | undefined;
+  let studio: ServerProcess | undefined;
   afterAll(async () => {
     studio?.kill('SIGKILL');
     studio?.child.kill('SIGKILL');

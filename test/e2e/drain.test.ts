@@ -4,7 +4,7 @@ import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type StudioProcess, startStudio } from '../scale/processes.ts';
+import { type ServerProcess, startStudio } from '../scale/processes.ts';
 import { auditData } from '../support/audit.ts';
 import { gate, openAiMock, openAiStream, openAiWire, type WireMock } from '../support/mock-ai-upstreams.ts';
 import { nodeGet } from '../support/node-get.ts';
@@ -16,7 +16,7 @@ import { nodeGet } from '../support/node-get.ts';
 
 describe('SIGTERM drains the gateway', () => {
   let dataDir: string | undefined;
-  let studio: StudioProcess | undefined;
+  let studio: ServerProcess | undefined;
   let mock: WireMock | undefined;
   const agents: Agent[] = [];
   afterAll(async () => {

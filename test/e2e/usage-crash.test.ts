@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../shared/testing/wait.ts';
-import { type StudioProcess, startStudio } from '../scale/processes.ts';
+import { type ServerProcess, startStudio } from '../scale/processes.ts';
 import { auditData } from '../support/audit.ts';
 
 // Nothing answered goes unrecorded: the gateway on SQLite, killed with SIGKILL while clients are
@@ -78,7 +78,7 @@ async function generatingClient(url: string, token: string, label: string, whole
 
 describe('generations answered whole while the gateway is killed with SIGKILL', () => {
   let dataDir: string | undefined;
-  let studio: StudioProcess | undefined;
+  let studio: ServerProcess | undefined;
   afterAll(async () => {
     studio?.kill('SIGKILL');
     await studio?.exited;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AnyEndpoint, AnyRoute } from '../../shared/http/action.ts';
+import type { AnyEndpoint, AnyPathEndpoint } from '../../shared/http/action.ts';
 import type { ActionRegistry } from '../../shared/http/registry.ts';
 import type { JsonSchema } from './from-schema.ts';
 
@@ -54,7 +54,7 @@ export function gatewayRoutes(registry: ActionRegistry): FuzzRoute[] {
 }
 
 /** Every route of the runtime and of the session API, as the runtime mounted them. */
-export function runtimeRoutes(routes: readonly AnyRoute[]): FuzzRoute[] {
+export function runtimeRoutes(routes: readonly AnyPathEndpoint[]): FuzzRoute[] {
   return routes.map((route) => ({
     server: 'runtime',
     method: route.method,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../shared/testing/wait.ts';
-import { type StudioProcess, startStudio } from '../scale/processes.ts';
+import { type ServerProcess, startStudio } from '../scale/processes.ts';
 import { adminOk } from '../support/admin.ts';
 import { auditData } from '../support/audit.ts';
 import {
@@ -37,7 +37,7 @@ const inProcess = (gw: TestGateway): Endpoint => ({
   },
 });
 
-function ownProcess(process: StudioProcess, adminKey: string): Endpoint {
+function ownProcess(process: ServerProcess, adminKey: string): Endpoint {
   const url = process.url('Studio gateway');
   return {
     adminKey,

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { Agent } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineRoute, noInput } from '../../shared/http/action.ts';
+import { defineEndpoint, noInput } from '../../shared/http/action.ts';
 import { endExpressApp, expressApp } from '../../shared/http/app.ts';
 import { Drain, finishDraining } from '../../shared/http/drain.ts';
 import { frontDoor } from '../../shared/http/front-door.ts';
@@ -39,9 +39,9 @@ async function start() {
   mountRoutes(
     app,
     [
-      defineRoute({ method: 'GET', path: '/quick', input: noInput, handler: () => ({ ok: true }) }),
-      defineRoute({ method: 'GET', path: '/health', input: noInput, handler: () => ({ status: 'ok' }) }),
-      defineRoute({
+      defineEndpoint({ method: 'GET', path: '/quick', input: noInput, handler: () => ({ ok: true }) }),
+      defineEndpoint({ method: 'GET', path: '/health', input: noInput, handler: () => ({ status: 'ok' }) }),
+      defineEndpoint({
         method: 'GET',
         path: '/stream',
         input: noInput,
@@ -53,7 +53,7 @@ async function start() {
           return undefined;
         },
       }),
-      defineRoute({
+      defineEndpoint({
         method: 'GET',
         path: '/record-after',
         input: noInput,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
-import { type StudioProcess, startStudio } from './processes.ts';
+import { type ServerProcess, startStudio } from './processes.ts';
 
 // Several Studio processes on one PostgreSQL database (docs/deploy.md).
 const database = await freshPostgresDatabase();
@@ -16,7 +16,7 @@ const env = () => ({
 });
 const masterKey = randomBytes(32).toString('hex');
 
-const processes: StudioProcess[] = [];
+const processes: ServerProcess[] = [];
 async function studio(args: string[], extra: Record<string, string> = {}) {
   const p = await startStudio(args, { ...env(), ...extra });
   processes.push(p);
@@ -36,8 +36,8 @@ describe.skipIf(database === undefined)(
   `several processes on one PostgreSQL ${database ? '' : `(not run: ${postgresUnavailableReason})`}`,
   { timeout: 120_000 },
   () => {
-    let a: StudioProcess;
-    let b: StudioProcess;
+    let a: ServerProcess;
+    let b: ServerProcess;
 
     beforeAll(async () => {
       [a, b] = await Promise.all([studio(['gateway', 'start']), studio(['gateway', 'start'])]);
@@ -75,7 +75,7 @@ describe.skipIf(database === undefined)(
           await admin(a.url('Studio gateway'), '/v1/studios/tokens/apply', { studio_id: 'scale' })
         ).json()) as { user_token: string }
       ).user_token;
-      const runtimeEnv = (gateway: StudioProcess) => ({
+      const runtimeEnv = (gateway: ServerProcess) => ({
         STUDIO_GATEWAY_URL: gateway.url('Studio gateway'),
         STUDIO_TOKEN: token,
       });
@@ -167,7 +167,7 @@ describe.skipIf(database === undefined)(
 
       // …and a fresh process, and the survivor, hold the same read model as the log.
       const c = await studio(['gateway', 'start']);
-      const list = async (p: StudioProcess) =>
+      const list = async (p: ServerProcess) =>
         (
           (await (await admin(p.url('Studio gateway'), '/v1/studios/list')).json()) as {
             items: { id: string }[];

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 const STUDIO = join(import.meta.dirname, '../../bin/studio.mjs');
 
-export interface StudioProcess {
+export interface ServerProcess {
   /** The process started (with `unreapedAfterDeath`, the `sleep` that is Studio's parent). */
   child: ChildProcess;
   /** Studio's pid. */
@@ -35,7 +35,7 @@ export async function startStudio(
   args: string[],
   env: Record<string, string>,
   options: StartStudioOptions = {},
-): Promise<StudioProcess> {
+): Promise<ServerProcess> {
   const dataDir = env.STUDIO_DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'studio-scale-')));
   const [command, commandArgs] = options.unreapedAfterDeath
     ? ['sh', ['-c', '"$0" "$@" & echo "studio pid $!"; exec sleep 86400', process.execPath, STUDIO, ...args]]

@@ -1,5 +1,5 @@
 import { defineAction } from '../../../shared/http/action.ts';
-import { headerOf, type StudioRequest } from '../../../shared/http/request.ts';
+import { headerOf, type ServedRequest } from '../../../shared/http/request.ts';
 import { estimateInputTokens } from '../anthropic-api/count-tokens.ts';
 import { anthropicDialect } from '../anthropic-api/dialect.ts';
 import { anthropicMessages, clientsFault } from '../anthropic-api/messages.ts';
@@ -12,7 +12,7 @@ import { admit } from '../governance/admission.ts';
 const HEADER_VALUE = /^[A-Za-z0-9._:, -]{1,1024}$/;
 
 /** The body as a native upstream gets it (without our `studio_id`), with the client's version and betas. */
-export function messagesCall(body: Record<string, unknown>, req: StudioRequest): MessagesCall {
+export function messagesCall(body: Record<string, unknown>, req: ServedRequest): MessagesCall {
   const { studio_id: _studio, ...rest } = body;
   const version = headerOf(req, 'anthropic-version');
   const beta = headerOf(req, 'anthropic-beta');

@@ -1,4 +1,5 @@
 import { defineAction } from '../../../shared/http/action.ts';
+import { sseFrame } from '../../../shared/http/sse.ts';
 import { chatCacheRequest } from '../cache/normalize.ts';
 import { meteredCompletion } from '../chat/metered.ts';
 import { relayChunks } from '../chat/relay.ts';
@@ -66,14 +67,14 @@ export function chatCompletionsAction(deps: AiDeps) {
       return relayChunks(ctx, generation, result.chunks, {
         frames: (chunk) => {
           const shown = usageAsked ? chunk : withoutUsage(chunk);
-          return shown ? [`data: ${JSON.stringify({ ...shown, model: model.id })}\n\n`] : [];
+          return shown ? [sseFrame({ data: JSON.stringify({ ...shown, model: model.id }) })] : [];
         },
         finish: async ({ metered, finishReason }) => {
           await generation.completed(metered);
           await cache.store(generation, finishReason);
-          await writeWithBackpressure(ctx.res, 'data: [DONE]\n\n');
+          await writeWithBackpressure(ctx.res, sseFrame({ data: '[DONE]' }));
         },
-        errorFrame: (body) => `data: ${JSON.stringify(body)}\n\n`,
+        errorFrame: (body) => sseFrame({ data: JSON.stringify(body) }),
       });
     },
   });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { defineAction } from '../../../shared/http/action.ts';
-import { writeSse } from '../../../shared/http/sse.ts';
+import { sseFrame, writeSse } from '../../../shared/http/sse.ts';
 import { textCacheRequest } from '../cache/normalize.ts';
 import { meteredCompletion } from '../chat/metered.ts';
 import { relayChunks } from '../chat/relay.ts';
@@ -114,7 +114,9 @@ export function streamAction(deps: AiDeps) {
       return relayChunks(ctx, generation, chunks, {
         frames: (chunk) =>
           chunk.choices.flatMap(({ delta }) =>
-            delta.content ? [`event: delta\ndata: ${JSON.stringify({ text: delta.content })}\n\n`] : [],
+            delta.content
+              ? [sseFrame({ event: 'delta', data: JSON.stringify({ text: delta.content }) })]
+              : [],
           ),
         finish: async ({ metered, text, finishReason }) => {
           const charged = await generation.completed(metered);
@@ -131,7 +133,7 @@ export function streamAction(deps: AiDeps) {
             'done',
           );
         },
-        errorFrame: (body) => `event: error\ndata: ${JSON.stringify(body)}\n\n`,
+        errorFrame: (body) => sseFrame({ event: 'error', data: JSON.stringify(body) }),
       });
     },
   });

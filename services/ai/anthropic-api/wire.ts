@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { sseFrame } from '../../../shared/http/sse.ts';
 
 /**
  * Anthropic's Messages API as clients send it. Checked for what the gateway itself reads; every
@@ -145,8 +146,7 @@ export interface MessagesEvent {
 export const messageId = () => `msg_${randomBytes(12).toString('base64url')}`;
 
 /** An event as it goes on the wire. */
-export const eventFrame = ({ event, data }: MessagesEvent) =>
-  `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+export const eventFrame = ({ event, data }: MessagesEvent) => sseFrame({ event, data: JSON.stringify(data) });
 
 /**
  * Every output field of a Messages answer's content, as one text: text, thinking, and each tool

@@ -1,5 +1,5 @@
 import { ApiError } from '../../../shared/errors.ts';
-import { readSse } from '../chat/sse.ts';
+import { readSse } from '../chat/read-sse.ts';
 import { isBodyTimeout, type UpstreamResponse } from '../upstream.ts';
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sseFrame } from '../../../shared/http/sse.ts';
 
 /**
  * OpenAI's Responses API as the gateway reads it. Like chat completions, requests are validated for
@@ -166,7 +167,7 @@ export interface ResponseStreamEvent {
 
 /** The server-sent event that carries a stream event: named by its type, as OpenAI sends them. */
 export const eventFrame = (event: { type: string }) =>
-  `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+  sseFrame({ event: event.type, data: JSON.stringify(event) });
 
 /**
  * Every output field of a response's items, as one text: message text and refusals, function and

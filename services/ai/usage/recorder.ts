@@ -6,6 +6,7 @@ import {
 } from '../../../shared/event-store/types.ts';
 import { GroupCommit } from '../../../shared/group-commit.ts';
 import type { Logger } from '../../../shared/logger.ts';
+import { backoffDelay, pause } from '../../../shared/retry.ts';
 import type { BudgetRule } from '../../studios/budgets.ts';
 import {
   balanceKey,
@@ -243,8 +244,7 @@ export class UsageRecorder {
         if (!(error instanceof WrongExpectedRevision) || conflicts >= MAX_CONFLICTS) throw error;
         this.#ledgers.set(studioId, { state: ledger, fresh: false });
         // Two processes deciding in lockstep would collide again: one of them waits a moment.
-        if (conflicts >= 2)
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * conflicts));
+        if (conflicts >= 2) await pause(backoffDelay(conflicts - 1, { initialMs: 2, maxMs: 50 }));
       }
     }
   }
@@ -296,8 +296,9 @@ export class UsageRecorder {
   #retryLater(studioId: string, event: GenerationEvent & { id: string }): void {
     this.logger?.warn({ studioId }, 'could not append usage; retrying');
     const retry = (async () => {
+      // Every second, not backing off: the budgets of the studio wait for this event to count it.
       while (!this.#closed) {
-        await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_MS).unref());
+        await pause(RETRY_AFTER_MS, undefined, { unref: true });
         if (this.#closed) break;
         try {
           // Alone, not in a group: the failed append may have been stored with its answer lost, and

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, noInput } from '../../../shared/http/action.ts';
+import { defineEndpoint, noInput } from '../../../shared/http/action.ts';
 import { AttachmentSchema, MAX_ATTACHMENT_BYTES, materializePrompt } from '../../sessions/attachments.ts';
 import type { RuntimeRouteDeps } from './deps.ts';
 import { instructions, turnAnswer } from './execute.ts';
@@ -8,7 +8,7 @@ import { instructions, turnAnswer } from './execute.ts';
 export function dashboardRoutes(deps: Pick<RuntimeRouteDeps, 'sessions' | 'chat' | 'workspace'>) {
   const { sessions } = deps;
   return [
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: '/api/dashboard/sessions',
       input: noInput,
@@ -19,7 +19,7 @@ export function dashboardRoutes(deps: Pick<RuntimeRouteDeps, 'sessions' | 'chat'
           .sort((a, b) => b.updated_at.localeCompare(a.updated_at)),
       }),
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: '/api/dashboard/sessions/:sessionId/execute',
       params: z.object({ sessionId: z.string() }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../../../shared/http/action.ts';
+import { defineEndpoint } from '../../../shared/http/action.ts';
 import type { SessionService } from '../../sessions/service.ts';
 import type { PromptAnswered } from '../../sessions/types.ts';
 import type { RuntimeRouteDeps } from './deps.ts';
@@ -22,7 +22,7 @@ export function turnAnswer(sessionId: string, { turnId, message }: PromptAnswere
 export function executeRoutes(deps: Pick<RuntimeRouteDeps, 'sessions' | 'model'>) {
   const sessions: SessionService = deps.sessions;
   return [
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: '/api/execute',
       input: z.strictObject({ instructions, chatId: sessionIdSchema.optional() }),

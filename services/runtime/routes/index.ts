@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { AnyRoute } from '../../../shared/http/action.ts';
+import type { AnyPathEndpoint } from '../../../shared/http/action.ts';
 import { mountRoutes } from '../../../shared/http/serve.ts';
 import { runtimeAuth } from './auth.ts';
 import { dashboardRoutes } from './dashboard.ts';
@@ -21,7 +21,7 @@ const SUCCESS_POLICY = {
 };
 
 /** Mounts the runtime's routes; answers them, for whoever lists what the runtime serves. */
-export function mountRuntimeRoutes(app: Router, deps: RuntimeRouteDeps): AnyRoute[] {
+export function mountRuntimeRoutes(app: Router, deps: RuntimeRouteDeps): AnyPathEndpoint[] {
   app.use('/api', runtimeAuth(deps.runtimeToken));
   const status = statusRoutes(deps);
   mountRoutes(app, status, RUNTIME_POLICY);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../../../shared/http/action.ts';
+import { defineEndpoint } from '../../../shared/http/action.ts';
 import type { PluginManager } from '../plugins/manager.ts';
 
 /**
@@ -11,7 +11,7 @@ export function pluginApiRoutes(plugins: PluginManager) {
     plugin.actions
       .filter((action) => action.supportsApi && action.apiPath)
       .map((action) =>
-        defineRoute({
+        defineEndpoint({
           method: action.apiMethod === 'GET' ? 'GET' : 'POST',
           path: action.apiPath!,
           input: z.unknown(),

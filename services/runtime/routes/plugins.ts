@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.ts';
-import { defineRoute, noInput } from '../../../shared/http/action.ts';
+import { defineEndpoint, noInput } from '../../../shared/http/action.ts';
 import { type PluginManager, parametersOf } from '../plugins/manager.ts';
 import type { PluginAction } from '../plugins/types.ts';
 
@@ -10,7 +10,7 @@ const payload = z.record(z.string(), z.unknown()).default({});
 /** The plugins: what is there and in what state, control, and their actions and commands run by name. */
 export function pluginRoutes(plugins: PluginManager) {
   return [
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: '/api/plugins/list',
       input: noInput,
@@ -18,13 +18,13 @@ export function pluginRoutes(plugins: PluginManager) {
         plugins: await Promise.all(plugins.list().map((p) => plugins.status(p.name))),
       }),
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: '/api/plugins/control',
       input: z.strictObject({ pluginName, action: z.enum(['start', 'stop', 'restart', 'status']) }),
       handler: async (input) => ({ plugin: await plugins[input.action](input.pluginName) }),
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: '/api/plugins/availability',
       input: z.strictObject({ pluginName }),
@@ -33,7 +33,7 @@ export function pluginRoutes(plugins: PluginManager) {
         availability: await plugins.availability(input.pluginName),
       }),
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: '/api/plugins/action',
       input: z.strictObject({ pluginName, actionName: z.string().min(1).max(200), payload }),
@@ -46,7 +46,7 @@ export function pluginRoutes(plugins: PluginManager) {
         }),
       }),
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'POST',
       path: '/api/plugins/command',
       input: z.strictObject({ pluginName, command: z.string().min(1).max(200), payload }),
@@ -65,7 +65,7 @@ export function pluginRoutes(plugins: PluginManager) {
         return { result };
       },
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: '/api/plugins/catalog',
       input: noInput,
@@ -79,7 +79,7 @@ export function pluginRoutes(plugins: PluginManager) {
         })),
       }),
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: '/api/ui/plugins',
       input: noInput,

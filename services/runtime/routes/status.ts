@@ -1,4 +1,4 @@
-import { defineRoute, noInput } from '../../../shared/http/action.ts';
+import { defineEndpoint, noInput } from '../../../shared/http/action.ts';
 import { readyRoute } from '../../../shared/http/probes.ts';
 import type { RuntimeRouteDeps } from './deps.ts';
 
@@ -6,13 +6,13 @@ import type { RuntimeRouteDeps } from './deps.ts';
 export function statusRoutes(deps: Pick<RuntimeRouteDeps, 'health' | 'ready' | 'status'>) {
   return [
     readyRoute(deps.ready),
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: '/health',
       input: noInput,
       handler: () => deps.health(),
     }),
-    defineRoute({
+    defineEndpoint({
       method: 'GET',
       path: '/api/status',
       input: noInput,

@@ -1,4 +1,5 @@
 import { END, type Filter } from '@kurrent/kurrentdb-client';
+import { backoffDelay } from '../../retry.ts';
 import type { ChangeNotifier } from '../change-notifier.ts';
 import type { KurrentClient, LiveSubscription } from './client.ts';
 
@@ -83,7 +84,7 @@ export class LiveWakeup {
 
   #reconnect(attempt: number): void {
     if (this.#closed) return;
-    const delay = Math.min(RECONNECT_MIN_MS * 2 ** attempt, RECONNECT_MAX_MS);
+    const delay = backoffDelay(attempt + 1, { initialMs: RECONNECT_MIN_MS, maxMs: RECONNECT_MAX_MS });
     this.#retryTimer = setTimeout(() => {
       if (this.#closed) return;
       this.#subscribe().then(

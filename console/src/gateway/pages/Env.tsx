@@ -11,7 +11,7 @@ import { useAction, useResource } from '../../ui/use-resource.ts';
 import { EnvImport } from './EnvImport.tsx';
 
 /**
- * The gateway's env: values as the API shows them (sealed ones masked), set one, remove one after a
+ * The gateway's env: values as the API shows them (encrypted ones masked), set one, remove one after a
  * confirmation, or import a .env file (EnvImport). Values typed here go to the gateway only.
  */
 export function EnvPage() {
@@ -45,8 +45,8 @@ export function EnvPage() {
     <section aria-labelledby="env-title">
       <h1 id="env-title">Env</h1>
       <p class="muted">
-        Keys the gateway and its providers read (API keys, base URLs). Values are sealed unless marked public;
-        sealed values are never shown again.
+        Keys the gateway and its providers read (API keys, base URLs). Values are encrypted unless marked
+        public; encrypted values are never shown again.
       </p>
       <CardForm title="Set a variable" onSubmit={(form) => void upsert.act(form)}>
         <div class="row">
@@ -97,7 +97,7 @@ export function EnvPage() {
                   </td>
                   <td>
                     <span class={`badge ${item.secret ? 'warn' : 'ok'}`}>
-                      {item.secret ? 'sealed' : 'public'}
+                      {item.secret ? 'encrypted' : 'public'}
                     </span>{' '}
                     {item.source === 'process' && <span class="badge">process env</span>}
                   </td>

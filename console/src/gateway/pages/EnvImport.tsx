@@ -65,7 +65,7 @@ export function EnvImport({ onImported }: { onImported(): Promise<void> }) {
     >
       <h2>Import a .env file</h2>
       <p class="muted">
-        Paste it, pick it, or drop it on this form. Every value is sealed but the public keys.
+        Paste it, pick it, or drop it on this form. Every value is encrypted but the public keys.
       </p>
       <div class="field">
         <label for="env-file">File</label>

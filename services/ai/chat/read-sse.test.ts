@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UpstreamClient } from '../upstream.ts';
-import { readSse } from './sse.ts';
+import { readSse } from './read-sse.ts';
 
 const pause = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 

@@ -4,12 +4,12 @@ import { ENV_STREAM } from '../../services/env/env.ts';
 import { EnvReader } from '../../services/env/reader.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 
-// Every env value is sealed unless the admin marks it public, whatever its key is called: a
+// Every env value is encrypted unless the admin marks it public, whatever its key is called: a
 // DATABASE_URL, an SMTP_PASS or a SENTRY_DSN never reaches the log, a log line or a response in clear.
 
 const random = () => randomBytes(18).toString('base64url');
 
-describe('env values are sealed by default', () => {
+describe('env values are encrypted by default', () => {
   let gw: TestGateway;
   const admin = (method: string, path: string, body?: unknown) =>
     gw.api(method, path, { token: gw.adminKey, body });
@@ -64,7 +64,7 @@ describe('env values are sealed by default', () => {
     expect(clearIn(gw.logs.join('\n'), upserted)).toEqual([]);
   });
 
-  it('the gateway itself still reads the plaintext of a sealed value', () => {
+  it('the gateway itself still reads the plaintext of an encrypted value', () => {
     const reader = new EnvReader(gw.running.ctx);
     for (const [key, value] of Object.entries(upserted)) expect(reader.get(key)).toBe(value);
   });
@@ -77,7 +77,7 @@ describe('env values are sealed by default', () => {
     expect(event?.data).toEqual({ key: 'LOG_LEVEL', secret: false, value: 'debug' });
   });
 
-  it('a URL with a password, or a token parameter, is sealed even when marked public', async () => {
+  it('a URL with a password, or a token parameter, is encrypted even when marked public', async () => {
     const password = random();
     const token = random();
     for (const [key, value] of [

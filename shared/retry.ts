@@ -1,4 +1,8 @@
-/** Exponential backoff between attempts: doubles from `initialMs` up to `maxMs`, ±20 % jitter. */
+/**
+ * The one way anything here waits before trying again (a store, a broker, an upstream, a
+ * subscription, the SDK's reconnection): exponential backoff, doubling from `initialMs` up to
+ * `maxMs`, ±20 % jitter.
+ */
 export interface BackoffOptions {
   initialMs?: number;
   maxMs?: number;
@@ -15,16 +19,20 @@ export function backoffDelay(failures: number, options: BackoffOptions = {}): nu
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
-/** Sleeps `ms`, or less when `signal` aborts. */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
+/**
+ * Sleeps `ms`, or less when `signal` aborts. `unref`: the wait does not keep the process alive
+ * (a retry nobody waits for).
+ */
+export function pause(ms: number, signal?: AbortSignal, { unref = false } = {}): Promise<void> {
   return new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
+    if (signal?.aborted) return resolve();
     const timer = setTimeout(done, ms);
+    if (unref) timer.unref();
     function done() {
       clearTimeout(timer);
-      signal.removeEventListener('abort', done);
+      signal?.removeEventListener('abort', done);
       resolve();
     }
-    signal.addEventListener('abort', done, { once: true });
+    signal?.addEventListener('abort', done, { once: true });
   });
 }

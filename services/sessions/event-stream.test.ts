@@ -4,9 +4,9 @@ import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { streamSession } from './event-stream.ts';
 import { LiveBus, type PartDelta } from './live.ts';
 import { sessionStreamId } from './session.ts';
-import { streamSession } from './sse.ts';
 import { StreamHub } from './stream-hub.ts';
 
 const events = new MemoryEventStore();

@@ -3,7 +3,7 @@ import { ApiError } from '../../shared/errors.ts';
 import type { EventStore, StoredEvent } from '../../shared/event-store/types.ts';
 import { onHeartbeat } from '../../shared/http/heartbeat.ts';
 import { headerOf, queryOf } from '../../shared/http/request.ts';
-import { openSse } from '../../shared/http/sse.ts';
+import { openSse, sseComment, sseFrame } from '../../shared/http/sse.ts';
 import type { LiveBus, PartDelta } from './live.ts';
 import { sessionStreamId } from './session.ts';
 import type { StreamHub } from './stream-hub.ts';
@@ -53,13 +53,15 @@ function memoized<K extends object>(build: (key: K) => string): (key: K) => stri
 
 // The hub hands the same batch of the same events to every client, and the live bus the same
 // delta: each is serialized once, not once per client.
-const frameOf = memoized<StoredEvent>(
-  (event) => `id: ${event.revision}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`,
+const frameOf = memoized<StoredEvent>((event) =>
+  sseFrame({ id: event.revision, event: event.type, data: JSON.stringify(eventView(event)) }),
 );
 const batchFrameOf = memoized<readonly StoredEvent[]>((events) => events.map(frameOf).join(''));
 const framesOf = (events: readonly StoredEvent[]) =>
   events.length === 1 ? frameOf(events[0] as StoredEvent) : batchFrameOf(events);
-const deltaFrameOf = memoized<PartDelta>((delta) => `event: part.delta\ndata: ${JSON.stringify(delta)}\n\n`);
+const deltaFrameOf = memoized<PartDelta>((delta) =>
+  sseFrame({ event: 'part.delta', data: JSON.stringify(delta) }),
+);
 
 /** How soon a client told to go away reconnects (EventSource's `retry:`). */
 export const RECONNECT_AFTER_MS = 1_000;
@@ -69,7 +71,11 @@ export const RECONNECT_AFTER_MS = 1_000;
  * `server.going_away` event (no id) naming the revision to resume after.
  */
 export const goingAwayFrame = (cursor: number) =>
-  `retry: ${RECONNECT_AFTER_MS}\nevent: server.going_away\ndata: ${JSON.stringify({ reason: 'shutting_down', resume_after: cursor })}\n\n`;
+  sseFrame({
+    retry: RECONNECT_AFTER_MS,
+    event: 'server.going_away',
+    data: JSON.stringify({ reason: 'shutting_down', resume_after: cursor }),
+  });
 
 /**
  * Tails one session over SSE: stored events after the resume point (each once, `id:` = revision),
@@ -105,7 +111,7 @@ export async function streamSession(
     if (closed || res.writableLength <= MAX_PENDING_BYTES) return;
     // Too far behind: stop here; the client reconnects with its last id and catches up from the log.
     closed = true;
-    res.end(`: too slow, resume with Last-Event-ID ${cursor}\n\n`);
+    res.end(sseComment(`too slow, resume with Last-Event-ID ${cursor}`));
   };
   const write = (text: string) => {
     if (closed) return;
@@ -131,7 +137,7 @@ export async function streamSession(
     caughtUp ? send(events) : waiting.push(events),
   );
   const unsubscribeDeltas = deps.live.subscribe(sessionId, (delta) => write(deltaFrameOf(delta)));
-  const stopHeartbeat = onHeartbeat(deps.heartbeatMs, () => write(': heartbeat\n\n'));
+  const stopHeartbeat = onHeartbeat(deps.heartbeatMs, () => write(sseComment('heartbeat')));
   // Draining: the client is told to reconnect (to another process) from its last id, and let go.
   const forgetDrain = deps.onDrain?.(() => {
     write(goingAwayFrame(cursor));

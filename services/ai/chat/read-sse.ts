@@ -1,7 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
 /** Most bytes read from a body after its reader stopped early; beyond, it is destroyed after all. */
-const DRAIN_LIMIT_BYTES = 256 * 1024;
+const REST_LIMIT_BYTES = 256 * 1024;
 
 /**
  * Server-sent events from an upstream body, parsed as they arrive (no buffering of the whole body).
@@ -26,20 +26,21 @@ export async function* readSse(body: AsyncIterable<Buffer>): AsyncGenerator<Even
     }
   } finally {
     // Only when the reader stopped at a yield: after an error or the end there is nothing left.
-    if (yielding) void drain(chunks);
+    if (yielding) void readRest(chunks);
   }
   parser.feed(decoder.decode());
   while (pending.length > 0) yield pending.shift()!;
 }
 
-async function drain(chunks: AsyncIterator<Buffer>): Promise<void> {
+/** Reads what is left of a body the reader stopped early, up to `REST_LIMIT_BYTES`, and drops it. */
+async function readRest(chunks: AsyncIterator<Buffer>): Promise<void> {
   let read = 0;
   try {
     for (;;) {
       const next = await chunks.next();
       if (next.done) return;
       read += next.value.length;
-      if (read > DRAIN_LIMIT_BYTES) {
+      if (read > REST_LIMIT_BYTES) {
         await chunks.return?.();
         return;
       }
