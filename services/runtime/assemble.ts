@@ -1,13 +1,13 @@
 import type { ProcessConfig } from '../../shared/config.ts';
 import type { EventStore } from '../../shared/event-store/types.ts';
-import type { AnyPathEndpoint } from '../../shared/http/action.ts';
 import { endExpressApp, expressApp } from '../../shared/http/app.ts';
+import { mountDocsAssets } from '../../shared/http/docs-page.ts';
 import { Drain } from '../../shared/http/drain.ts';
+import { EndpointTable } from '../../shared/http/endpoint-table.ts';
 import { frontDoor } from '../../shared/http/front-door.ts';
 import { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import { hostsOf, originGuard } from '../../shared/http/origin-guard.ts';
 import { readinessOf } from '../../shared/http/probes.ts';
-import { mountRoutes } from '../../shared/http/serve.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { observeRequests } from '../../shared/observability/http.ts';
 import { MetricsRegistry } from '../../shared/observability/metrics.ts';
@@ -24,7 +24,7 @@ import { sdkRoutes } from '../sessions/routes.ts';
 import { SessionService } from '../sessions/service.ts';
 import { StreamHub } from '../sessions/stream-hub.ts';
 import { agentTurnRunner } from './agent/turn.ts';
-import { mountRuntimeDocs } from './document.ts';
+import { RUNTIME_DOCUMENT_PATH, runtimeDocsRoutes } from './document.ts';
 import { EffectDispatcher } from './effects.ts';
 import { GatewayClient } from './gateway-client.ts';
 import { runtimeHealth } from './health.ts';
@@ -34,7 +34,8 @@ import { PluginManager } from './plugins/manager.ts';
 import { mcpPlugin } from './plugins/mcp/index.ts';
 import type { Plugin } from './plugins/types.ts';
 import { RUNTIME_PROJECTIONS } from './projections.ts';
-import { mountRuntimeRoutes, RUNTIME_POLICY } from './routes/index.ts';
+import { runtimeAuth } from './routes/auth.ts';
+import { addRuntimeRoutes, RUNTIME_POLICY } from './routes/index.ts';
 
 export interface RuntimeAssemblyOptions {
   config: ProcessConfig;
@@ -103,57 +104,55 @@ export function assembleRuntime(options: RuntimeAssemblyOptions) {
 
   const { host } = config.runtime;
   const drain = new Drain();
-  // The runtime's routes are matched by pattern (`/api/sdk/sessions/:id`): express's router finds them.
-  const app = expressApp();
-  app.use(
-    originGuard({
-      extraHosts: hostsOf(host, config.runtime.publicUrl),
-      allowedOrigins: config.runtime.allowedOrigins,
-    }),
-  );
   const isScrapeSecret = scrapeSecrets([config.adminSecretKey, config.metricsToken]);
   const isRuntimeToken = scrapeSecrets([config.runtimeToken]);
-  const metricsRoutes = [
-    metricsRoute(metrics, (bearer) =>
-      isScrapeSecret(bearer) ? 'allowed' : isRuntimeToken(bearer) ? 'forbidden' : 'unknown',
-    ),
-  ];
-  mountRoutes(app, metricsRoutes);
-  const routes: AnyPathEndpoint[] = [...metricsRoutes];
-  const docs = mountRuntimeDocs(app, () => routes, { tokenRequired: config.runtimeToken !== undefined });
-  routes.push(...docs.routes);
-  routes.push(
-    ...mountRuntimeRoutes(app, {
-      plugins,
-      sessions,
-      workspace: config.workspace,
-      model: config.agentModel,
-      runtimeToken: config.runtimeToken,
-      chat,
-      status: () => ({
-        gateway: options.gatewayUrl,
-        model: config.agentModel,
-        sessions: sessions.list().length,
-      }),
-      health: () => runtimeHealth(projections, hub),
-      ready: async () => readinessOf(await readModelsHealth(store.events, projections), drain.draining),
-    }),
+  const endpoints = new EndpointTable();
+  const docs = runtimeDocsRoutes(() => endpoints.endpoints(), {
+    tokenRequired: config.runtimeToken !== undefined,
+  });
+  endpoints.add(
+    [
+      metricsRoute(metrics, (bearer) =>
+        isScrapeSecret(bearer) ? 'allowed' : isRuntimeToken(bearer) ? 'forbidden' : 'unknown',
+      ),
+      ...docs.routes,
+    ],
+    RUNTIME_POLICY,
   );
-  if (hub) {
-    const sessionRoutes = sdkRoutes({
-      sessions,
-      events: store.events,
-      hub,
-      live,
-      agentSystem: () => plugins.agentSystem(),
+  addRuntimeRoutes(endpoints, {
+    plugins,
+    sessions,
+    workspace: config.workspace,
+    model: config.agentModel,
+    runtimeToken: config.runtimeToken,
+    chat,
+    status: () => ({
+      gateway: options.gatewayUrl,
       model: config.agentModel,
-      heartbeatMs: config.sseHeartbeatMs,
-      openStreams: new OpenStreamLimit(config.maxStreamsPerClient),
-      onDrain: (goAway) => drain.onBegin(goAway),
-    });
-    mountRoutes(app, sessionRoutes, RUNTIME_POLICY);
-    routes.push(...sessionRoutes);
+      sessions: sessions.list().length,
+    }),
+    health: () => runtimeHealth(projections, hub),
+    ready: async () => readinessOf(await readModelsHealth(store.events, projections), drain.draining),
+  });
+  if (hub) {
+    endpoints.add(
+      sdkRoutes({
+        sessions,
+        events: store.events,
+        hub,
+        live,
+        agentSystem: () => plugins.agentSystem(),
+        model: config.agentModel,
+        heartbeatMs: config.sseHeartbeatMs,
+        openStreams: new OpenStreamLimit(config.maxStreamsPerClient),
+        onDrain: (goAway) => drain.onBegin(goAway),
+      }),
+      RUNTIME_POLICY,
+    );
   }
+  // Express serves files alone: the reference page's assets and the console.
+  const app = expressApp();
+  mountDocsAssets(app, RUNTIME_DOCUMENT_PATH);
   mountRuntimeConsole(app);
   endExpressApp(app, logger);
   const listener = frontDoor({
@@ -161,6 +160,14 @@ export function assembleRuntime(options: RuntimeAssemblyOptions) {
     drain,
     observe: observeRequests(metrics, tracing()),
     ...(config.trustedProxies ? { trustedProxies: config.trustedProxies } : {}),
+    guards: [
+      originGuard({
+        extraHosts: hostsOf(host, config.runtime.publicUrl),
+        allowedOrigins: config.runtime.allowedOrigins,
+      }),
+      runtimeAuth(config.runtimeToken, new Set([RUNTIME_DOCUMENT_PATH])),
+    ],
+    endpoints: (req, res, path) => endpoints.serve(req, res, path),
     rest: app,
   });
 
@@ -173,7 +180,7 @@ export function assembleRuntime(options: RuntimeAssemblyOptions) {
     hub,
     listener,
     drain,
-    routes,
+    routes: endpoints.endpoints(),
     document: docs.describe,
   };
 }

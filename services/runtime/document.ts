@@ -1,11 +1,8 @@
-import type { Router } from 'express';
 import type { ErrorCode } from '../../shared/errors.ts';
 import { type AnyPathEndpoint, defineEndpoint, noInput } from '../../shared/http/action.ts';
-import { docsRoute, mountDocsAssets } from '../../shared/http/docs-page.ts';
+import { docsRoute } from '../../shared/http/docs-page.ts';
 import { describeRoute, type OpenApiDocument, openApiDocument } from '../../shared/http/openapi.ts';
-import { mountRoutes } from '../../shared/http/serve.ts';
 import { STUDIO_VERSION as version } from '../../shared/paths.ts';
-import { RUNTIME_POLICY } from './routes/index.ts';
 
 /** Where the runtime's OpenAPI document is served (beside its routes, though open without the runtime's token). */
 export const RUNTIME_DOCUMENT_PATH = '/api/openapi.json';
@@ -43,24 +40,21 @@ export function runtimeDocument(routes: readonly AnyPathEndpoint[], tokenRequire
 }
 
 /**
- * Mounts `/api/openapi.json`, `/docs` and its assets, open to whoever passes the origin guard (mount
- * them before the runtime's token check); returns them, and the document of `served()` (made on first use).
+ * `/api/openapi.json` and `/docs`, open to whoever passes the origin guard (not behind the runtime's
+ * token); the document describes `served()`, made on first use.
  */
-export function mountRuntimeDocs(
-  app: Router,
+export function runtimeDocsRoutes(
   served: () => readonly AnyPathEndpoint[],
   options: { tokenRequired: boolean },
-) {
+): { routes: AnyPathEndpoint[]; describe: () => OpenApiDocument } {
   let document: OpenApiDocument | undefined;
   const describe = () => {
     document ??= runtimeDocument(served(), options.tokenRequired);
     return document;
   };
-  const routes: AnyPathEndpoint[] = [
+  const routes = [
     defineEndpoint({ method: 'GET', path: RUNTIME_DOCUMENT_PATH, input: noInput, handler: () => describe() }),
     docsRoute('Studio agent runtime API'),
   ];
-  mountRoutes(app, routes, RUNTIME_POLICY);
-  mountDocsAssets(app, RUNTIME_DOCUMENT_PATH);
   return { routes, describe };
 }

@@ -12,6 +12,7 @@ import { LargeBodyBudget } from './body-budget.ts';
 import { identify, type WireDialect } from './dialect.ts';
 import { docsRoute, mountDocsAssets } from './docs-page.ts';
 import type { Drain } from './drain.ts';
+import { EndpointTable } from './endpoint-table.ts';
 import { errorMiddleware, sendError } from './errors.ts';
 import { frontDoor } from './front-door.ts';
 import { GATEWAY_DOCUMENT_PATH, gatewayDocument } from './gateway-document.ts';
@@ -21,8 +22,8 @@ import { type Readiness, readyRoute } from './probes.ts';
 import type { ActionRegistry } from './registry.ts';
 import { pathOf, type ServedRequest, type ServedResponse } from './request.ts';
 import { RightsWatch } from './rights.ts';
-import { mountRoutes, type ServePolicy, serve } from './serve.ts';
-import { isUnderV1, routeKeyOf, v1ActionOf } from './v1-path.ts';
+import { type ServePolicy, serve } from './serve.ts';
+import { isUnderV1, v1ActionOf } from './v1-path.ts';
 
 export { BODY_LIMIT_BYTES } from './serve.ts';
 
@@ -57,7 +58,7 @@ export interface HttpAppOptions {
 
 /**
  * An express app as Studio's servers use one, behind the front door (`frontDoor`) for what is not an
- * endpoint it finds itself: pages, static assets, routes matched by pattern. `endExpressApp` ends it.
+ * endpoint it finds itself: files (pages, static assets). `endExpressApp` ends it with the 404.
  */
 export function expressApp(): Express {
   const app = express();
@@ -80,8 +81,9 @@ const V1_ACTION_PATTERN = '/v1/:service/*action';
 
 /**
  * The gateway's HTTP shell: the front door, then everything under /v1 (the registry's actions and a
- * few GET routes) served from the path the app reads itself; the probes, the reference page, the
- * console and the 404 through express.
+ * few GET routes) and the endpoints at paths of their own (probes, the reference page, the console's
+ * session) served from the path it reads itself; files (the console, the page's assets) and the
+ * 404 through express.
  */
 export function createHttpApp(options: HttpAppOptions): RequestListener {
   const { registry, authenticator, logger } = options;
@@ -94,33 +96,24 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
   });
   const routes = appRoutes(options);
 
-  // Read from the path, not matched by a router: the same answers as express's router would give
-  // (paths case-insensitive, a trailing slash allowed on the GET routes, percent-decoding per
-  // segment), for a fraction of the work.
-  const v1Routes = new Map(routes.v1.map((route) => [routeKeyOf(route.path), route]));
+  // Everything is read from the path, not matched by express's router: the same answers (paths
+  // case-insensitive, a trailing slash allowed, percent-decoding per segment) for a fraction of the work.
+  const v1Endpoints = new EndpointTable().add(routes.v1);
+  const open = new EndpointTable().add([...routes.open, ...(options.routes ?? [])]);
   const v1 = (req: ServedRequest, res: ServedResponse, path: string): Promise<void> | undefined => {
-    if (!isUnderV1(path)) return undefined;
     options.assertServing?.();
     req.identity = identify(authenticator, req, options.sessionCredential);
-    const route = v1Routes.get(routeKeyOf(path));
-    if (route) {
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        throw new ApiError('method_not_allowed', `${req.method} is not allowed here; use GET`, {
-          headers: { Allow: 'GET' },
-        });
-      }
-      return serve(route, req, res, {}, {});
-    }
+    const served = v1Endpoints.serve(req, res, path);
+    if (served) return served;
     const action = v1ActionOf(path);
     if (action === undefined) throw new ApiError('not_found', `no route ${req.method} ${path}`);
     notePattern(res, V1_ACTION_PATTERN);
     return dispatch(registry, { largeBodies, rights }, action.service, action.action, req, res);
   };
 
+  // Express serves files alone: the reference page's assets and the console.
   const rest = expressApp();
-  mountRoutes(rest, routes.open);
   mountDocsAssets(rest, GATEWAY_DOCUMENT_PATH);
-  mountRoutes(rest, options.routes ?? []);
   options.extraRoutes?.(rest);
   endExpressApp(rest, logger);
   return frontDoor({
@@ -129,7 +122,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
     dialectAt: (path) => dialectAt(registry, path),
     ...(options.drain ? { drain: options.drain } : {}),
     ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
-    endpoints: v1,
+    endpoints: (req, res, path) => (isUnderV1(path) ? v1(req, res, path) : open.serve(req, res, path)),
     rest,
   });
 }

@@ -98,10 +98,22 @@ describe('the front door', () => {
     expect(await res.json()).toEqual({ text: 'hi', nodes: { req: true, res: true } });
   });
 
-  it('hands what is not its own to express, behind the same first steps', async () => {
-    const res = await fetch(`${url}/outside`, { headers: { 'x-request-id': 'req-front-2' } });
-    expect(res.headers.get('x-request-id')).toBe('req-front-2');
-    expect(await res.json()).toEqual({ nodes: { req: false, res: false } });
+  it('serves endpoints at paths of their own the same way, however the path is spelled', async () => {
+    for (const path of ['/outside', '/OUTSIDE', '/outside/']) {
+      const res = await fetch(`${url}${path}`, { headers: { 'x-request-id': 'req-front-2' } });
+      expect(res.headers.get('x-request-id'), path).toBe('req-front-2');
+      expect(await res.json(), path).toEqual({ nodes: { req: true, res: true } });
+    }
+    const posted = await fetch(`${url}/outside`, { method: 'POST' });
+    expect(posted.status).toBe(405);
+    expect(posted.headers.get('allow')).toBe('GET');
+  });
+
+  it("hands what is nobody's to express (files, then the 404), behind the same first steps", async () => {
+    const res = await fetch(`${url}/nowhere`, { headers: { 'x-request-id': 'req-front-3' } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('x-request-id')).toBe('req-front-3');
+    expect((await res.json()) as unknown).toMatchObject({ error: { code: 'not_found' } });
   });
 
   it('cuts the connection when even an error cannot be answered, and goes on serving', async () => {

@@ -30,14 +30,22 @@ export interface FrontDoorOptions {
   drain?: Drain;
   /** Proxies whose `X-Forwarded-For` names the client (`STUDIO_TRUSTED_PROXIES`). */
   trustedProxies?: BlockList;
+  /** Checks every request meets before the endpoints and `rest`, in order (the runtime's origin guard and token). */
+  guards?: readonly Guard[];
   /**
    * The server's own endpoints: serves the request when its path is one of theirs (the promise
    * settles once it is served), else answers undefined and the request goes on to `rest`.
    */
   endpoints?: (req: ServedRequest, res: ServedResponse, path: string) => Promise<void> | undefined;
-  /** Everything the endpoints leave: an express app (pages, static assets, routes by pattern, the 404). */
+  /** Everything the endpoints leave: an express app (static files: pages and assets; the 404). */
   rest: (req: ServedRequest, res: ServedResponse) => void;
 }
+
+/**
+ * A check of every request: throws an `ApiError` to refuse it, answers `answered` when it answered
+ * the request itself (a CORS preflight), else `pass`.
+ */
+export type Guard = (req: ServedRequest, res: ServedResponse, path: string) => 'pass' | 'answered';
 
 /**
  * What every request of a Studio HTTP server meets first, on Node's own request and response: its
@@ -59,7 +67,7 @@ export function frontDoor(options: FrontDoorOptions): RequestListener {
       res.destroy();
     }
   };
-  const { observe, dialectAt, drain, endpoints, rest } = options;
+  const { observe, dialectAt, drain, guards = [], endpoints, rest } = options;
   return (incoming, outgoing) => {
     const req = incoming as ServedRequest;
     const res = outgoing as ServedResponse;
@@ -76,6 +84,7 @@ export function frontDoor(options: FrontDoorOptions): RequestListener {
       try {
         drain?.admit(req, res, path);
         refuseContentEncoding(req, res);
+        for (const guard of guards) if (guard(req, res, path) === 'answered') return;
         const served = endpoints?.(req, res, path);
         if (served) served.catch((error: unknown) => fail(error, res));
         else rest(req, res);

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import cors from 'cors';
-import type { RequestHandler } from 'express';
 import { ApiError } from '../errors.ts';
+import type { Guard } from './front-door.ts';
 
 export interface OriginPolicy {
   /** Host names (besides loopback) a request's `Host` may carry: the bind host, the public host. */
@@ -37,35 +37,9 @@ function hostName(header: string): string {
  * is refused unless that origin is listed (then it gets CORS, preflight included). Requests without
  * `Origin` (curl, SDKs, other servers) are not browsers' and pass.
  */
-export function originGuard(policy: OriginPolicy): RequestHandler[] {
+export function originGuard(policy: OriginPolicy): Guard {
   const extraHosts = new Set(policy.extraHosts);
   const allowed = new Set(policy.allowedOrigins);
-  const guard: RequestHandler = (req, _res, next) => {
-    const host = hostName(req.headers.host ?? '');
-    if (!isLoopbackName(host) && !extraHosts.has(host)) {
-      return next(
-        new ApiError(
-          'host_not_allowed',
-          'this server answers only to its own host names (see docs/security.md)',
-        ),
-      );
-    }
-    const origin = req.headers.origin;
-    if (origin !== undefined) {
-      if (allowed.has(origin) || sameOrigin(origin, req.headers.host ?? '')) return next();
-      return next(
-        new ApiError(
-          'origin_not_allowed',
-          'requests from this origin are refused; list it in STUDIO_ALLOWED_ORIGINS to allow it',
-        ),
-      );
-    }
-    const site = req.headers['sec-fetch-site'];
-    if (site === 'cross-site' && req.headers['sec-fetch-mode'] !== 'navigate') {
-      return next(new ApiError('origin_not_allowed', 'cross-site requests are refused'));
-    }
-    next();
-  };
   const corsForListed = cors({
     origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
     methods: ['GET', 'POST'],
@@ -73,9 +47,36 @@ export function originGuard(policy: OriginPolicy): RequestHandler[] {
     exposedHeaders: ['x-request-id'],
     maxAge: 600,
   });
-  return [guard, corsForListed];
+  return (req, res) => {
+    const host = hostName(req.headers.host ?? '');
+    if (!isLoopbackName(host) && !extraHosts.has(host)) {
+      throw new ApiError(
+        'host_not_allowed',
+        'this server answers only to its own host names (see docs/security.md)',
+      );
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !allowed.has(origin) && !sameOrigin(origin, req.headers.host ?? '')) {
+      throw new ApiError(
+        'origin_not_allowed',
+        'requests from this origin are refused; list it in STUDIO_ALLOWED_ORIGINS to allow it',
+      );
+    }
+    const site = req.headers['sec-fetch-site'];
+    if (origin === undefined && site === 'cross-site' && req.headers['sec-fetch-mode'] !== 'navigate') {
+      throw new ApiError('origin_not_allowed', 'cross-site requests are refused');
+    }
+    // CORS headers for a listed origin; a preflight is answered here (cors decides synchronously).
+    let passed = false;
+    let failed: unknown;
+    corsForListed(req, res, (error?: unknown) => {
+      passed = true;
+      failed = error;
+    });
+    if (failed) throw failed;
+    return passed ? 'pass' : 'answered';
+  };
 }
-
 function sameOrigin(origin: string, hostHeader: string): boolean {
   try {
     const url = new URL(origin);

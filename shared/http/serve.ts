@@ -1,9 +1,8 @@
 import bodyParser from 'body-parser';
-import type { Router } from 'express';
 import type { z } from 'zod';
 import { ApiError } from '../errors.ts';
 import { noteEndpoint } from '../observability/http.ts';
-import { type ActionContext, type AnyEndpoint, type AnyPathEndpoint, StatusAnswer } from './action.ts';
+import { type ActionContext, type AnyEndpoint, StatusAnswer } from './action.ts';
 import { type LargeBodyBudget, SMALL_BODY_BYTES } from './body-budget.ts';
 import { Drain } from './drain.ts';
 import { validationError } from './errors.ts';
@@ -93,24 +92,6 @@ async function serveHeld(
   const shape = policy.shape ?? ((body: unknown) => body);
   if (result instanceof StatusAnswer) sendJson(res, result.status, shape(result.body));
   else sendJson(res, endpoint.status ?? 200, shape(result));
-}
-
-/** Serves each route at its method and path (express's router matches them) through `serve`, under one policy. */
-export function mountRoutes(
-  router: Router,
-  routes: readonly AnyPathEndpoint[],
-  policy: ServePolicy = {},
-): void {
-  for (const route of routes) {
-    const method = route.method === 'GET' ? 'get' : 'post';
-    router[method](route.path, async (req, res, next) => {
-      try {
-        await serve(route, req, res, policy, { ...req.params });
-      } catch (error) {
-        next(error);
-      }
-    });
-  }
 }
 
 const jsonParsers = new Map<number, ReturnType<typeof bodyParser.json>>();

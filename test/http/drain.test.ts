@@ -4,9 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defineEndpoint, noInput } from '../../shared/http/action.ts';
 import { endExpressApp, expressApp } from '../../shared/http/app.ts';
 import { Drain, finishDraining } from '../../shared/http/drain.ts';
+import { EndpointTable } from '../../shared/http/endpoint-table.ts';
 import { frontDoor } from '../../shared/http/front-door.ts';
 import { sendJson } from '../../shared/http/request.ts';
-import { mountRoutes } from '../../shared/http/serve.ts';
 import { listen } from '../../shared/http/server.ts';
 import { openSse } from '../../shared/http/sse.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -36,8 +36,7 @@ async function start() {
   const streamEnd = gate();
   const afterAnswer = gate();
   const done: string[] = [];
-  mountRoutes(
-    app,
+  const endpoints = new EndpointTable().add(
     [
       defineEndpoint({ method: 'GET', path: '/quick', input: noInput, handler: () => ({ ok: true }) }),
       defineEndpoint({ method: 'GET', path: '/health', input: noInput, handler: () => ({ status: 'ok' }) }),
@@ -68,7 +67,12 @@ async function start() {
     { identities: [] },
   );
   endExpressApp(app, logger);
-  const listening = await listen(frontDoor({ logger, drain, rest: app }), '127.0.0.1', 0, logger);
+  const listening = await listen(
+    frontDoor({ logger, drain, endpoints: (req, res, path) => endpoints.serve(req, res, path), rest: app }),
+    '127.0.0.1',
+    0,
+    logger,
+  );
   server = listening.server;
   return { drain, server: listening.server, url: listening.url, streamEnd, afterAnswer, done };
 }

@@ -1,7 +1,4 @@
-import type { Router } from 'express';
-import type { AnyPathEndpoint } from '../../../shared/http/action.ts';
-import { mountRoutes } from '../../../shared/http/serve.ts';
-import { runtimeAuth } from './auth.ts';
+import type { EndpointTable } from '../../../shared/http/endpoint-table.ts';
 import { dashboardRoutes } from './dashboard.ts';
 import type { RuntimeRouteDeps } from './deps.ts';
 import { executeRoutes } from './execute.ts';
@@ -20,17 +17,16 @@ const SUCCESS_POLICY = {
   shape: (body: unknown) => ({ success: true, ...(body as object) }),
 };
 
-/** Mounts the runtime's routes; answers them, for whoever lists what the runtime serves. */
-export function mountRuntimeRoutes(app: Router, deps: RuntimeRouteDeps): AnyPathEndpoint[] {
-  app.use('/api', runtimeAuth(deps.runtimeToken));
-  const status = statusRoutes(deps);
-  mountRoutes(app, status, RUNTIME_POLICY);
-  const wrapped = [
-    ...executeRoutes(deps),
-    ...dashboardRoutes(deps),
-    ...pluginRoutes(deps.plugins),
-    ...pluginApiRoutes(deps.plugins),
-  ];
-  mountRoutes(app, wrapped, SUCCESS_POLICY);
-  return [...status, ...wrapped];
+/** Adds the runtime's routes to its endpoint table. */
+export function addRuntimeRoutes(table: EndpointTable, deps: RuntimeRouteDeps): void {
+  table.add(statusRoutes(deps), RUNTIME_POLICY);
+  table.add(
+    [
+      ...executeRoutes(deps),
+      ...dashboardRoutes(deps),
+      ...pluginRoutes(deps.plugins),
+      ...pluginApiRoutes(deps.plugins),
+    ],
+    SUCCESS_POLICY,
+  );
 }
