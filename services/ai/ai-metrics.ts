@@ -5,7 +5,7 @@ import { BoundedLabel, LabelChildren } from '../../shared/observability/bounded-
 import { LATENCY_BUCKETS } from '../../shared/observability/metrics.ts';
 import type { CacheStatus } from './cache/ticket.ts';
 import { tenantOf } from './call-context.ts';
-import type { RateLimits } from './governance/rate-limits.ts';
+import type { RateLimits } from './rate-limits/rate-limits.ts';
 import type { GenerationAttempt, GenerationEvent } from './usage/events.ts';
 
 /** Studios, models and routes a label keeps apart; any further one is counted as `other`. */

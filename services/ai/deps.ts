@@ -2,10 +2,10 @@ import type { GatewayContext } from '../../shared/gateway-context.ts';
 import type { AiMetrics } from './ai-metrics.ts';
 import type { ResponseCache } from './cache/response-cache.ts';
 import type { Catalog } from './catalog.ts';
-import type { RateLimits } from './governance/rate-limits.ts';
 import type { JobWorker } from './jobs/worker.ts';
 import type { PriceBook } from './prices/price-book.ts';
 import type { EnvLookup } from './providers/types.ts';
+import type { RateLimits } from './rate-limits/rate-limits.ts';
 import type { RouteBook } from './routing/route-book.ts';
 import type { UsageRecorder } from './usage/recorder.ts';
 

@@ -1,4 +1,3 @@
-import { budgetsProjection } from '../../projections/budgets.ts';
 import { routesProjection } from '../../projections/routes.ts';
 import { studiosProjection } from '../../projections/studios.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
@@ -15,15 +14,16 @@ import { createResponseAction, getResponseAction } from './actions/responses.ts'
 import { streamAction, textAction } from './actions/text.ts';
 import { usageAction } from './actions/usage.ts';
 import { AiMetrics, countingRefusals } from './ai-metrics.ts';
+import { budgetsProjection } from './budgets/read-model.ts';
 import { type CacheStoreOptions, DEFAULT_CACHE_STUDIO_MAX_BYTES, openCacheStore } from './cache/open.ts';
 import { ResponseCache } from './cache/response-cache.ts';
 import { Catalog } from './catalog.ts';
 import type { AiDeps } from './deps.ts';
-import { StudioRateLimits } from './governance/rate-limiter.ts';
 import { JobWorker } from './jobs/worker.ts';
 import { PriceBook } from './prices/price-book.ts';
 import { builtinAiProviders } from './providers/index.ts';
 import type { Provider } from './providers/types.ts';
+import { StudioRateLimits } from './rate-limits/rate-limiter.ts';
 import { ResponseStore } from './responses/store.ts';
 import { RouteHealth } from './routing/health.ts';
 import { routeActions } from './routing/route-actions.ts';

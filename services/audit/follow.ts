@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors.ts';
@@ -6,6 +5,7 @@ import { logReadFailures, resubscribing } from '../../shared/event-store/resubsc
 import { isCaughtUp, type StoredEvent } from '../../shared/event-store/types.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { type ActionContext, defineAction } from '../../shared/http/action.ts';
+import { writeWithBackpressure } from '../../shared/http/backpressure.ts';
 import { clientKeyOf } from '../../shared/http/client-key.ts';
 import { onHeartbeat } from '../../shared/http/heartbeat.ts';
 import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
@@ -120,8 +120,8 @@ export function followAction(gw: GatewayContext, options: FollowOptions) {
 
 /**
  * Writes what the log holds after `after` and what comes, until the signal aborts. One subscription
- * per follower, read at the client's pace: a write the socket cannot take waits for `drain`, so a
- * slow client holds back only its own reading, never memory.
+ * per follower, read at the client's pace (`writeWithBackpressure`), so a slow client holds back
+ * only its own reading, never memory.
  */
 async function pump(
   gw: GatewayContext,
@@ -162,7 +162,7 @@ async function pump(
         : follow.wanted(item)
           ? frameOf(item)
           : undefined;
-      if (text !== undefined && !res.write(text)) await once(res, 'drain', { signal });
+      if (text !== undefined) await writeWithBackpressure(res, text, signal);
     }
   } catch (error) {
     if (!signal.aborted) throw error;

@@ -1,4 +1,5 @@
 import type { ImportingStore, StoredEvent } from '../../shared/event-store/types.ts';
+import { backoffDelay, pause } from '../../shared/retry.ts';
 import { eventDigest } from './digest.ts';
 
 /** What a copy reads: any store, or the log of an earlier Studio. */
@@ -41,6 +42,25 @@ export class NotACopy extends Error {
 }
 
 const PAGE = 500;
+/** How long a compare waits for the target to show every copied event. */
+const SHOWN_WITHIN_MS = 60_000;
+
+/**
+ * Waits until `log` shows events up to `position`. On PostgreSQL an event is read only once every
+ * transaction older than its own has ended, in any database of the server: another client's open
+ * transaction holds back what readers see, though the copy is committed.
+ */
+async function untilShown(log: LogReader, position: number, withinMs = SHOWN_WITHIN_MS): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  for (let tries = 1; (await log.headPosition()) < position; tries++) {
+    if (Date.now() > deadline) {
+      throw new NotACopy(
+        `the target does not show the copied events after ${withinMs / 1000} s: a transaction left open on its database server holds back what readers see; end it, then run the copy again to compare (nothing is copied twice)`,
+      );
+    }
+    await pause(backoffDelay(tries, { initialMs: 50, maxMs: 2_000 }));
+  }
+}
 
 /**
  * Copies the source's events, in log order, into the target exactly as stored (`importEvents`), a
@@ -76,6 +96,7 @@ export async function compareLogs(
   target: LogReader,
   onProgress?: (progress: LogProgress) => void,
 ): Promise<CompareReport> {
+  await untilShown(target, await source.headPosition());
   const head = Math.max(await source.headPosition(), await target.headPosition());
   const progress = await tracker(source, head, onProgress);
   const left = pages(source);

@@ -23,7 +23,9 @@ import { readModelsHealth } from '../../shared/projections/read-models-health.ts
 import { ProjectionRunner, type ProjectionRunnerOptions } from '../../shared/projections/runner.ts';
 import { type CounterStore, openCounters } from '../../shared/rate-limit/counters.ts';
 import { accountsService } from '../accounts/actions.ts';
+import { budgetActions } from '../ai/budgets/actions.ts';
 import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/module.ts';
+import { limitActions } from '../ai/rate-limits/actions.ts';
 import { auditService } from '../audit/actions.ts';
 import { type FollowOptions, MAX_FOLLOWS_PER_TOKEN } from '../audit/follow.ts';
 import { gatewaySealer, type SealingOptions } from '../audit/sealing.ts';
@@ -169,7 +171,7 @@ export function buildRegistry(ctx: GatewayContext, ai: AiModule, follow: FollowO
   const declaredKeys = () => registry.services().flatMap((s) => s.env.map((e) => e.key));
   registry
     .register(ai.service)
-    .register(studiosService(ctx))
+    .register(studiosService(ctx, [...budgetActions(ctx), ...limitActions(ctx)]))
     .register(envService(ctx, declaredKeys))
     .register(auditService(ctx, follow))
     .register(accountsService(ctx));

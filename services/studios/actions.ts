@@ -4,11 +4,9 @@ import { tokensProjection } from '../../projections/tokens.ts';
 import { newId } from '../../shared/crypto.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
-import { defineAction, defineService } from '../../shared/http/action.ts';
+import { type AnyAction, defineAction, defineService } from '../../shared/http/action.ts';
 import { modelPatterns } from '../../shared/model-patterns.ts';
-import { budgetActions } from './budget-actions.ts';
 import { issueToken, studioCommands } from './commands.ts';
-import { limitActions } from './limit-actions.ts';
 import { cacheTtlS } from './settings.ts';
 import { studioId } from './studio-id.ts';
 
@@ -16,7 +14,12 @@ const admin = ['admin'] as const;
 /** Ten years: long enough for a service account, short enough to be a number a person can check. */
 const MAX_TOKEN_LIFETIME_S = 10 * 365 * 24 * 3600;
 
-export function studiosService(gw: GatewayContext) {
+/**
+ * `/v1/studios/*`: studios and their tokens, and the actions of the concepts kept per studio
+ * (`governance`: budgets and rate limits, from `services/ai/`), passed in by the gateway that
+ * assembles them, so the studios know nothing of them.
+ */
+export function studiosService(gw: GatewayContext, governance: readonly AnyAction[] = []) {
   const studios = () => gw.projections.state(studiosProjection);
   const tokens = () => gw.projections.state(tokensProjection);
 
@@ -178,8 +181,7 @@ export function studiosService(gw: GatewayContext) {
           return { token: tokens().byId.get(token_id) };
         },
       }),
-      ...budgetActions(gw),
-      ...limitActions(gw),
+      ...governance,
     ],
   });
 }

@@ -2,8 +2,6 @@ import { type CommandHandler, commandHandler } from '../../shared/command-handle
 import { newId, newUserToken, sha256Hex } from '../../shared/crypto.ts';
 import type { EventMetadata } from '../../shared/event-store/types.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
-import { type BudgetCommand, budgetsDecider, budgetsStreamId } from './budgets.ts';
-import { type LimitsCommand, limitsDecider, limitsStreamId } from './limits.ts';
 import {
   type StudioCommand,
   type StudioEvent,
@@ -12,26 +10,12 @@ import {
   studioStreamId,
 } from './studio.ts';
 
-// The command handlers of a studio's aggregates: each answers once the gateway's read models show its write.
+// The studio aggregate's command handler: it answers once the gateway's read models show its write.
 
 export const studioCommands = (gw: GatewayContext) =>
   commandHandler(studioDecider, {
     events: gw.events,
     streamOf: (command: StudioCommand) => studioStreamId(command.studioId),
-    readModels: gw.projections,
-  });
-
-export const budgetCommands = (gw: GatewayContext) =>
-  commandHandler(budgetsDecider, {
-    events: gw.events,
-    streamOf: (command: BudgetCommand) => budgetsStreamId(command.studioId),
-    readModels: gw.projections,
-  });
-
-export const limitCommands = (gw: GatewayContext) =>
-  commandHandler(limitsDecider, {
-    events: gw.events,
-    streamOf: (command: LimitsCommand) => limitsStreamId(command.studioId),
     readModels: gw.projections,
   });
 

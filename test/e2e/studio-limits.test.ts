@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { limitsProjection } from '../../projections/limits.ts';
-import { LIMITS_EVENT_TYPES } from '../../services/studios/limits.ts';
+import { LIMITS_EVENT_TYPES } from '../../services/ai/rate-limits/limits.ts';
+import { limitsProjection } from '../../services/ai/rate-limits/read-model.ts';
 import { type ApiResponse, expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 // `studios/limits/*`: an admin sets, lists and removes the rate limits of a studio and of its tokens.

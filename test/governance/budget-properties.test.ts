@@ -17,9 +17,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { budgetsProjection } from '../../projections/budgets.ts';
 import { contentOutputText } from '../../services/ai/anthropic-api/wire.ts';
 import { emptyLedger, foldLedger } from '../../services/ai/budgets/ledger.ts';
+import { budgetsProjection } from '../../services/ai/budgets/read-model.ts';
 import { outputTextOf } from '../../services/ai/chat/wire.ts';
 import { builtinAiProviders } from '../../services/ai/providers/index.ts';
 import { itemsOutputText } from '../../services/ai/responses/wire.ts';

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { budgetsProjection } from '../../projections/budgets.ts';
+import { budgetsProjection } from '../../services/ai/budgets/read-model.ts';
 import { adminOk, studioWithToken } from '../support/admin.ts';
 import { expectApiError, type TestGateway } from '../support/gateway.ts';
 import { openAiMock, openAiStream, openAiWire, type WireMock } from '../support/mock-ai-upstreams.ts';

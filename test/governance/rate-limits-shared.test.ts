@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { limitsProjection } from '../../projections/limits.ts';
+import { limitsProjection } from '../../services/ai/rate-limits/read-model.ts';
 import { waitUntil } from '../../shared/testing/wait.ts';
 import { adminOk } from '../support/admin.ts';
 import { expectApiError, type TestGateway } from '../support/gateway.ts';

@@ -5,10 +5,10 @@
 
 export type { AccountRecord } from '../../../projections/accounts.ts';
 export type { EnvListItem } from '../../../projections/env.ts';
-export type { LimitRecord } from '../../../projections/limits.ts';
 export type { StudioRecord } from '../../../projections/studios.ts';
 export type { TokenRecord } from '../../../projections/tokens.ts';
 export type { Price } from '../../../services/ai/prices/price.ts';
+export type { LimitRecord } from '../../../services/ai/rate-limits/read-model.ts';
 export type { RouteView } from '../../../services/ai/routing/route-view.ts';
 export type { VerifyReport } from '../../../services/audit/verify.ts';
 export type { AuditEventView } from '../../../services/audit/view.ts';

@@ -1,13 +1,13 @@
 import { defineAction } from '../../../shared/http/action.ts';
+import { writeWithBackpressure } from '../../../shared/http/backpressure.ts';
 import { sseFrame } from '../../../shared/http/sse.ts';
 import { chatCacheRequest } from '../cache/normalize.ts';
 import { meteredCompletion } from '../chat/metered.ts';
 import { relayChunks } from '../chat/relay.ts';
-import { writeWithBackpressure } from '../chat/stream-out.ts';
 import { type ChatChunk, type ChatRequest, ChatRequestSchema } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
+import { generate } from '../generate.ts';
 import { tokensAtMost } from '../generation-ask.ts';
-import { generate } from '../routing/attempts.ts';
 import { inputTokensAtLeast } from '../usage/metering.ts';
 
 /** POST /v1/ai/chat/completions in OpenAI's wire format, streaming included. */

@@ -4,6 +4,7 @@ import { type ActionContext, defineAction } from '../../../shared/http/action.ts
 import { tenantOf } from '../call-context.ts';
 import { nowSeconds } from '../chat/ids.ts';
 import type { AiDeps } from '../deps.ts';
+import { generate } from '../generate.ts';
 import { tokensAtMost } from '../generation-ask.ts';
 import { answersNatively, deliverAnswer, openAnswer, type Turn } from '../responses/answers.ts';
 import { newResponseId } from '../responses/ids.ts';
@@ -21,7 +22,6 @@ import {
   type ResponsesRequest,
   ResponsesRequestSchema,
 } from '../responses/wire.ts';
-import { generate } from '../routing/attempts.ts';
 import { readCharacters, tokensOfCharacters } from '../usage/metering.ts';
 
 /** The largest input a stored response keeps (its output is bounded by the model's output limit). */

@@ -7,8 +7,8 @@ import { meteredCompletion } from '../chat/metered.ts';
 import { relayChunks } from '../chat/relay.ts';
 import type { ChatRequest } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
+import { generate } from '../generate.ts';
 import { type GenerationAsk, tokensAtMost } from '../generation-ask.ts';
-import { generate } from '../routing/attempts.ts';
 import { inputTokensAtLeast } from '../usage/metering.ts';
 
 const TextInput = z.strictObject({

@@ -1,14 +1,14 @@
 import { ApiError } from '../../../shared/errors.ts';
 import type { ActionContext } from '../../../shared/http/action.ts';
+import { writeWithBackpressure } from '../../../shared/http/backpressure.ts';
 import { messagesCacheRequest } from '../cache/normalize.ts';
 import { type ChunkReading, relayStream } from '../chat/relay.ts';
-import { writeWithBackpressure } from '../chat/stream-out.ts';
 import { textOf } from '../chat/wire.ts';
 import type { AiDeps } from '../deps.ts';
+import { type Answered, type Attempt, generate } from '../generate.ts';
 import { estimateTokens } from '../generation.ts';
 import { type GenerationAsk, tokensAtMost } from '../generation-ask.ts';
 import { type AnthropicUsage, finishReason, promptTokens } from '../providers/anthropic-translate.ts';
-import { type Answered, type Attempt, generate } from '../routing/attempts.ts';
 import { inputTokensAtLeast, tokensAtLeast } from '../usage/metering.ts';
 import { anthropicErrorBody } from './dialect.ts';
 import { eventsFromChat, messageFromChat } from './from-chat.ts';

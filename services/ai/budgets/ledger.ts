@@ -1,6 +1,6 @@
 import { unknownCase } from '../../../shared/decider.ts';
-import { budgetKey } from '../../studios/budgets.ts';
 import type { ReservationData, UsageEvent } from '../usage/events.ts';
+import { budgetKey } from './budgets.ts';
 import { windowKeysAt, windowPrefix } from './windows.ts';
 
 /**

@@ -1,6 +1,6 @@
-import type { BudgetRule } from '../../studios/budgets.ts';
 import type { GenerationAsk } from '../generation-ask.ts';
 import { costCeilingMicroUsd, type Price } from '../prices/price.ts';
+import type { BudgetRule } from './budgets.ts';
 import { type LedgerState, reservedIn, spentIn } from './ledger.ts';
 import { windowKey } from './windows.ts';
 

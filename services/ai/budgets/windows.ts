@@ -1,4 +1,4 @@
-import type { BudgetWindow } from '../../studios/budgets.ts';
+import type { BudgetWindow } from './budgets.ts';
 
 /** The window an instant falls in: `total`, `day:YYYY-MM-DD` or `month:YYYY-MM` (UTC calendar). */
 export function windowKey(window: BudgetWindow, iso: string): string {

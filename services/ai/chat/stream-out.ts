@@ -1,13 +1,5 @@
 import type { ServerResponse } from 'node:http';
-
-/**
- * Writes to a response, waiting for it to drain when the client reads slower than we produce, or to
- * close when the client goes away meanwhile (then nothing will ever drain).
- */
-export async function writeWithBackpressure(res: ServerResponse, text: string): Promise<void> {
-  if (res.write(text) || res.destroyed) return;
-  await drainedOrClosed(res);
-}
+import { drainedOrClosed } from '../../../shared/http/backpressure.ts';
 
 /** Frames held for the end of the turn up to this many characters; more are written at once. */
 const MOST_PENDING = 64 * 1024;
@@ -48,16 +40,4 @@ export class FrameWriter {
       this.#drained = undefined;
     });
   }
-}
-
-function drainedOrClosed(res: ServerResponse): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }

@@ -1,8 +1,8 @@
 import type { ActionContext } from '../../../shared/http/action.ts';
 import type { AiDeps } from '../deps.ts';
 import type { GenerationAsk } from '../generation-ask.ts';
+import type { RatePermit } from '../rate-limits/rate-limits.ts';
 import { assertModelAllowed } from './model-access.ts';
-import type { RatePermit } from './rate-limits.ts';
 
 /**
  * The gates every call bound for an upstream passes first, generation or not: the identity may

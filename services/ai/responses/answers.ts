@@ -1,7 +1,7 @@
 import type { ActionContext } from '../../../shared/http/action.ts';
+import { writeWithBackpressure } from '../../../shared/http/backpressure.ts';
 import type { CatalogEntry } from '../catalog.ts';
 import { relayChunks, relayStream } from '../chat/relay.ts';
-import { writeWithBackpressure } from '../chat/stream-out.ts';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat/wire.ts';
 import type { Generation } from '../generation.ts';
 import type { CallContext } from '../providers/types.ts';

@@ -38,7 +38,7 @@ function decide(command: ResponseCommand, state: ResponseState): ResponseEvent[]
   }
 }
 
-function evolve(state: ResponseState, event: ResponseEvent): ResponseState {
+function evolve(_state: ResponseState, event: ResponseEvent): ResponseState {
   switch (event.type) {
     case 'ResponseCreated':
       return { stored: event.data };

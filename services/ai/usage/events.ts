@@ -1,4 +1,4 @@
-import type { BudgetWindow } from '../../studios/budgets.ts';
+import type { BudgetWindow } from '../budgets/budgets.ts';
 import type { Modality } from '../providers/types.ts';
 
 /** One stream per studio: `usage-<studio>`: its generations and what they reserved of its budgets. */

@@ -32,7 +32,7 @@ describe('metering', () => {
       },
     ];
     // "wav" is the one other string read: the audio's format.
-    expect(inputTokensAtLeast(withImage)).toBe(tokensAtLeast(text + 'wav'));
+    expect(inputTokensAtLeast(withImage)).toBe(tokensAtLeast(`${text}wav`));
     const tools = [{ type: 'function', function: { name: 'lookup', description: 'Looks a word up' } }];
     expect(inputTokensAtLeast(tools)).toBe(tokensAtLeast('lookupLooks a word up'));
   });

@@ -7,7 +7,7 @@ import {
 import { GroupCommit } from '../../../shared/group-commit.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { backoffDelay, pause } from '../../../shared/retry.ts';
-import type { BudgetRule } from '../../studios/budgets.ts';
+import type { BudgetRule } from '../budgets/budgets.ts';
 import {
   balanceKey,
   copyLedger,

@@ -1,10 +1,10 @@
 import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import type { BudgetView } from '../../api/records.ts';
-import { Busy } from '../../ui/Busy.tsx';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { formatUsd, formatWhen } from '../../ui/format.ts';
+import { ListTable } from '../../ui/ListTable.tsx';
 import { LiveStatus } from '../../ui/LiveStatus.tsx';
 import { useReloadOnEvents } from '../../ui/use-follow.ts';
 import { useAction, useResource } from '../../ui/use-resource.ts';
@@ -100,63 +100,45 @@ export function BudgetsPage({ identity }: PageProps) {
         </div>
       </form>
       <ErrorNotice error={set.error ?? remove.error ?? budgets.error} />
-      {budgets.loading && !budgets.data && <Busy label="Loading budgets" />}
-      {budgets.data && (
-        <div class="table-wrap">
-          <table>
-            <caption class="muted">
-              {budgets.data.length} budgets of {studioId}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Scope</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Spent</th>
-                <th scope="col">Reserved</th>
-                <th scope="col">Remaining</th>
-                <th scope="col">Resets</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {budgets.data.map((budget) => (
-                <tr key={budget.token_id ?? ''}>
-                  <th scope="row">{scopeOf(budget)}</th>
-                  <td>
-                    {formatUsd(budget.amount_usd)} <span class="muted">{budget.window}</span>{' '}
-                    <span class={`badge ${budget.mode === 'hard' ? 'warn' : 'ok'}`}>{budget.mode}</span>
-                  </td>
-                  <td>
-                    <span data-field="spent">{formatUsd(budget.spent_usd)}</span>
-                    <div>
-                      <meter
-                        aria-label={`Spent of the budget of ${scopeOf(budget)}`}
-                        min={0}
-                        max={budget.amount_usd || 1}
-                        value={budget.spent_usd + budget.reserved_usd}
-                        high={budget.amount_usd * 0.8}
-                      />
-                    </div>
-                  </td>
-                  <td>{formatUsd(budget.reserved_usd)}</td>
-                  <td data-field="remaining">{formatUsd(budget.remaining_usd)}</td>
-                  <td>{budget.resets_at ? formatWhen(budget.resets_at) : 'never'}</td>
-                  <td>
-                    <button
-                      type="button"
-                      class="danger"
-                      disabled={remove.busy}
-                      onClick={() => removal.ask(budget)}
-                    >
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        label="Budgets"
+        list={budgets}
+        caption={(items) => (
+          <>
+            {items.length} budgets of {studioId}
+          </>
+        )}
+        columns={['Scope', 'Amount', 'Spent', 'Reserved', 'Remaining', 'Resets', 'Actions']}
+        row={(budget) => (
+          <tr key={budget.token_id ?? ''}>
+            <th scope="row">{scopeOf(budget)}</th>
+            <td>
+              {formatUsd(budget.amount_usd)} <span class="muted">{budget.window}</span>{' '}
+              <span class={`badge ${budget.mode === 'hard' ? 'warn' : 'ok'}`}>{budget.mode}</span>
+            </td>
+            <td>
+              <span data-field="spent">{formatUsd(budget.spent_usd)}</span>
+              <div>
+                <meter
+                  aria-label={`Spent of the budget of ${scopeOf(budget)}`}
+                  min={0}
+                  max={budget.amount_usd || 1}
+                  value={budget.spent_usd + budget.reserved_usd}
+                  high={budget.amount_usd * 0.8}
+                />
+              </div>
+            </td>
+            <td>{formatUsd(budget.reserved_usd)}</td>
+            <td data-field="remaining">{formatUsd(budget.remaining_usd)}</td>
+            <td>{budget.resets_at ? formatWhen(budget.resets_at) : 'never'}</td>
+            <td>
+              <button type="button" class="danger" disabled={remove.busy} onClick={() => removal.ask(budget)}>
+                Remove
+              </button>
+            </td>
+          </tr>
+        )}
+      />
       <ConfirmDialog
         {...removal.dialog}
         title={`Remove the budget of ${removal.item ? scopeOf(removal.item) : ''}?`}

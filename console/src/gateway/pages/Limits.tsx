@@ -1,10 +1,10 @@
 import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import type { LimitRecord } from '../../api/records.ts';
-import { Busy } from '../../ui/Busy.tsx';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { formatWhen } from '../../ui/format.ts';
+import { ListTable } from '../../ui/ListTable.tsx';
 import { useAction, useResource } from '../../ui/use-resource.ts';
 import { useStudioChoice } from '../StudioPicker.tsx';
 import type { PageProps } from './index.ts';
@@ -96,47 +96,30 @@ export function LimitsPage({ identity }: PageProps) {
         </div>
       </form>
       <ErrorNotice error={set.error ?? remove.error ?? limits.error} />
-      {limits.loading && !limits.data && <Busy label="Loading limits" />}
-      {limits.data && (
-        <div class="table-wrap">
-          <table>
-            <caption class="muted">
-              {limits.data.length} limits of {studioId}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Scope</th>
-                <th scope="col">Requests / min</th>
-                <th scope="col">Tokens / min</th>
-                <th scope="col">At once</th>
-                <th scope="col">Updated</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {limits.data.map((limit) => (
-                <tr key={limit.token_id ?? ''}>
-                  <th scope="row">{scopeOf(limit)}</th>
-                  <td>{shown(limit.rpm)}</td>
-                  <td>{shown(limit.tpm)}</td>
-                  <td>{shown(limit.max_concurrent)}</td>
-                  <td>{formatWhen(limit.updated_at)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      class="danger"
-                      disabled={remove.busy}
-                      onClick={() => removal.ask(limit)}
-                    >
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        label="Limits"
+        list={limits}
+        caption={(items) => (
+          <>
+            {items.length} limits of {studioId}
+          </>
+        )}
+        columns={['Scope', 'Requests / min', 'Tokens / min', 'At once', 'Updated', 'Actions']}
+        row={(limit) => (
+          <tr key={limit.token_id ?? ''}>
+            <th scope="row">{scopeOf(limit)}</th>
+            <td>{shown(limit.rpm)}</td>
+            <td>{shown(limit.tpm)}</td>
+            <td>{shown(limit.max_concurrent)}</td>
+            <td>{formatWhen(limit.updated_at)}</td>
+            <td>
+              <button type="button" class="danger" disabled={remove.busy} onClick={() => removal.ask(limit)}>
+                Remove
+              </button>
+            </td>
+          </tr>
+        )}
+      />
       <ConfirmDialog
         {...removal.dialog}
         title={`Remove the limits of ${removal.item ? scopeOf(removal.item) : ''}?`}

@@ -2,10 +2,10 @@ import { useState } from 'preact/hooks';
 import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import type { RouteView } from '../../api/records.ts';
-import { Busy } from '../../ui/Busy.tsx';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { formatWhen } from '../../ui/format.ts';
+import { ListTable } from '../../ui/ListTable.tsx';
 import { useAction, useResource } from '../../ui/use-resource.ts';
 
 type Strategy = RouteView['strategy'];
@@ -107,75 +107,62 @@ export function RoutesPage() {
         </button>
       </form>
       <ErrorNotice error={save.error ?? remove.error ?? routes.error} />
-      {routes.loading && !routes.data && <Busy label="Loading routes" />}
-      {routes.data && (
-        <div class="table-wrap">
-          <table>
-            <caption class="muted">{routes.data.length} routes</caption>
-            <thead>
-              <tr>
-                <th scope="col">Route</th>
-                <th scope="col">Strategy</th>
-                <th scope="col">Targets and health</th>
-                <th scope="col">Updated</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {routes.data.map((route) => (
-                <tr key={route.id}>
-                  <th scope="row">
-                    <code>{route.id}</code>
-                    {!route.available && <div class="badge bad">unavailable</div>}
-                  </th>
-                  <td>{route.strategy}</td>
-                  <td>
-                    <ul class="targets">
-                      {route.targets.map((target) => (
-                        <li key={target.model}>
-                          <code>{target.model}</code>
-                          {route.strategy === 'weighted' && <span class="muted"> × {target.weight}</span>}{' '}
-                          <span class={`badge ${target.state === 'healthy' ? 'ok' : 'warn'}`}>
-                            {target.state === 'healthy' ? 'healthy' : 'cooling down'}
-                          </span>
-                          {!target.callable && <span class="badge bad">not callable</span>}
-                          {target.recent_failures > 0 && (
-                            <span class="muted"> {target.recent_failures} recent failures</span>
-                          )}
-                          {target.cooling_until && (
-                            <span class="muted"> until {formatWhen(target.cooling_until)}</span>
-                          )}
-                        </li>
-                      ))}
-                    </ul>
-                  </td>
-                  <td>{formatWhen(route.updated_at)}</td>
-                  <td>
-                    <div class="row">
-                      <button
-                        type="button"
-                        onClick={() =>
-                          setDraft({ id: route.id, strategy: route.strategy, targets: linesOf(route) })
-                        }
-                      >
-                        Edit <span class="skip">{route.id}</span>
-                      </button>
-                      <button
-                        type="button"
-                        class="danger"
-                        disabled={remove.busy}
-                        onClick={() => removal.ask(route)}
-                      >
-                        Remove <span class="skip">{route.id}</span>
-                      </button>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        label="Routes"
+        list={routes}
+        caption={(items) => <>{items.length} routes</>}
+        columns={['Route', 'Strategy', 'Targets and health', 'Updated', 'Actions']}
+        row={(route) => (
+          <tr key={route.id}>
+            <th scope="row">
+              <code>{route.id}</code>
+              {!route.available && <div class="badge bad">unavailable</div>}
+            </th>
+            <td>{route.strategy}</td>
+            <td>
+              <ul class="targets">
+                {route.targets.map((target) => (
+                  <li key={target.model}>
+                    <code>{target.model}</code>
+                    {route.strategy === 'weighted' && <span class="muted"> × {target.weight}</span>}{' '}
+                    <span class={`badge ${target.state === 'healthy' ? 'ok' : 'warn'}`}>
+                      {target.state === 'healthy' ? 'healthy' : 'cooling down'}
+                    </span>
+                    {!target.callable && <span class="badge bad">not callable</span>}
+                    {target.recent_failures > 0 && (
+                      <span class="muted"> {target.recent_failures} recent failures</span>
+                    )}
+                    {target.cooling_until && (
+                      <span class="muted"> until {formatWhen(target.cooling_until)}</span>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            </td>
+            <td>{formatWhen(route.updated_at)}</td>
+            <td>
+              <div class="row">
+                <button
+                  type="button"
+                  onClick={() =>
+                    setDraft({ id: route.id, strategy: route.strategy, targets: linesOf(route) })
+                  }
+                >
+                  Edit <span class="skip">{route.id}</span>
+                </button>
+                <button
+                  type="button"
+                  class="danger"
+                  disabled={remove.busy}
+                  onClick={() => removal.ask(route)}
+                >
+                  Remove <span class="skip">{route.id}</span>
+                </button>
+              </div>
+            </td>
+          </tr>
+        )}
+      />
       <ConfirmDialog
         {...removal.dialog}
         title={`Remove route ${removal.item?.id ?? ''}?`}

@@ -2,9 +2,9 @@ import { useState } from 'preact/hooks';
 import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import type { StudioRecord } from '../../api/records.ts';
-import { Busy } from '../../ui/Busy.tsx';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
+import { ListTable } from '../../ui/ListTable.tsx';
 import { useAction, useResource } from '../../ui/use-resource.ts';
 
 const STATUS_BADGE = { active: 'ok', paused: 'warn', removed: 'bad' } as const;
@@ -67,61 +67,46 @@ export function StudiosPage() {
         </div>
       </form>
       <ErrorNotice error={create.error ?? change.error ?? studios.error} />
-      {studios.loading && !studios.data && <Busy label="Loading studios" />}
-      {studios.data && (
-        <div class="table-wrap">
-          <table>
-            <caption class="muted">{studios.data.length} studios</caption>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {studios.data.map((studio) => (
-                <tr key={studio.id}>
-                  <td>
-                    <code>{studio.id}</code>
-                  </td>
-                  <td>{studio.name}</td>
-                  <td>
-                    <span class={`badge ${STATUS_BADGE[studio.status]}`}>{studio.status}</span>
-                    {studio.paused_reason && <div class="muted">{studio.paused_reason}</div>}
-                  </td>
-                  <td>{new Date(studio.created_at).toLocaleString()}</td>
-                  <td>
-                    <StudioActions
-                      studio={studio}
-                      busy={change.busy}
-                      onPause={(reason) =>
-                        change.act(async () =>
-                          unwrap(
-                            await gateway.POST('/v1/studios/pause', {
-                              body: { studio_id: studio.id, ...(reason ? { reason } : {}) },
-                            }),
-                          ),
-                        )
-                      }
-                      onActivate={() =>
-                        change.act(async () =>
-                          unwrap(
-                            await gateway.POST('/v1/studios/activate', { body: { studio_id: studio.id } }),
-                          ),
-                        )
-                      }
-                      onRemove={() => removal.ask(studio)}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        label="Studios"
+        list={studios}
+        caption={(items) => <>{items.length} studios</>}
+        columns={['Id', 'Name', 'Status', 'Created', 'Actions']}
+        row={(studio) => (
+          <tr key={studio.id}>
+            <td>
+              <code>{studio.id}</code>
+            </td>
+            <td>{studio.name}</td>
+            <td>
+              <span class={`badge ${STATUS_BADGE[studio.status]}`}>{studio.status}</span>
+              {studio.paused_reason && <div class="muted">{studio.paused_reason}</div>}
+            </td>
+            <td>{new Date(studio.created_at).toLocaleString()}</td>
+            <td>
+              <StudioActions
+                studio={studio}
+                busy={change.busy}
+                onPause={(reason) =>
+                  change.act(async () =>
+                    unwrap(
+                      await gateway.POST('/v1/studios/pause', {
+                        body: { studio_id: studio.id, ...(reason ? { reason } : {}) },
+                      }),
+                    ),
+                  )
+                }
+                onActivate={() =>
+                  change.act(async () =>
+                    unwrap(await gateway.POST('/v1/studios/activate', { body: { studio_id: studio.id } })),
+                  )
+                }
+                onRemove={() => removal.ask(studio)}
+              />
+            </td>
+          </tr>
+        )}
+      />
       <ConfirmDialog
         {...removal.dialog}
         title={`Remove studio ${removal.item?.id ?? ''}?`}

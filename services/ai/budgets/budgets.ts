@@ -1,5 +1,5 @@
-import { type Decider, unknownCase } from '../../shared/decider.ts';
-import { DomainError } from '../../shared/errors.ts';
+import { type Decider, unknownCase } from '../../../shared/decider.ts';
+import { DomainError } from '../../../shared/errors.ts';
 
 /** A studio's budgets, its own and its tokens', in one stream: `budgets-<studio>`. */
 export const budgetsStreamId = (studioId: string) => `budgets-${studioId}`;

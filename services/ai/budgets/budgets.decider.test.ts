@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { deciderSpec } from '../../shared/decider-spec.ts';
+import { deciderSpec } from '../../../shared/decider-spec.ts';
 import { type BudgetRule, budgetsDecider } from './budgets.ts';
 
 const spec = deciderSpec(budgetsDecider);

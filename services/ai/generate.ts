@@ -1,16 +1,16 @@
-import type { RouteRecord } from '../../../projections/routes.ts';
-import { ApiError } from '../../../shared/errors.ts';
-import type { ActionContext } from '../../../shared/http/action.ts';
-import { rightsLost } from '../../../shared/http/rights.ts';
-import type { CacheableRequest } from '../cache/normalize.ts';
-import { CacheTicket } from '../cache/ticket.ts';
-import { callContext } from '../call-context.ts';
-import type { CatalogEntry } from '../catalog.ts';
-import type { AiDeps } from '../deps.ts';
-import { Generation } from '../generation.ts';
-import type { GenerationAsk } from '../generation-ask.ts';
-import type { CallContext, Modality } from '../providers/types.ts';
-import type { RetryCondition } from './routes.ts';
+import type { RouteRecord } from '../../projections/routes.ts';
+import { ApiError } from '../../shared/errors.ts';
+import type { ActionContext } from '../../shared/http/action.ts';
+import { rightsLost } from '../../shared/http/rights.ts';
+import type { CacheableRequest } from './cache/normalize.ts';
+import { CacheTicket } from './cache/ticket.ts';
+import { callContext } from './call-context.ts';
+import type { CatalogEntry } from './catalog.ts';
+import type { AiDeps } from './deps.ts';
+import { Generation } from './generation.ts';
+import type { GenerationAsk } from './generation-ask.ts';
+import type { CallContext, Modality } from './providers/types.ts';
+import type { RetryCondition } from './routing/routes.ts';
 
 /** What a request asks for. */
 export interface Asked {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deciderSpec } from '../../shared/decider-spec.ts';
+import { deciderSpec } from '../../../shared/decider-spec.ts';
 import { type LimitsEvent, limitsDecider, type RateLimitValues } from './limits.ts';
 
 const spec = deciderSpec(limitsDecider);

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type LimitRecord, type LimitsState, limitsProjection } from '../../../projections/limits.ts';
 import { ApiError } from '../../../shared/errors.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import type { AdmissionStore } from '../../../shared/rate-limit/admissions.ts';
 import { type CounterStore, memoryCounters } from '../../../shared/rate-limit/counters.ts';
 import { StudioRateLimits } from './rate-limiter.ts';
+import { type LimitRecord, type LimitsState, limitsProjection } from './read-model.ts';
 
 const user = { kind: 'user', studioId: 'acme', tokenId: 'tok_a', models: null } as const;
 

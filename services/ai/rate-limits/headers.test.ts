@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatReset, rateLimitHeaders } from './rate-limit-headers.ts';
+import { formatReset, rateLimitHeaders } from './headers.ts';
 
 describe('OpenAI rate-limit headers', () => {
   it.each([

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { type LimitRecord, limitsProjection } from '../../projections/limits.ts';
-import { ApiError } from '../../shared/errors.ts';
-import type { GatewayContext } from '../../shared/gateway-context.ts';
-import { defineAction } from '../../shared/http/action.ts';
+import { ApiError } from '../../../shared/errors.ts';
+import type { GatewayContext } from '../../../shared/gateway-context.ts';
+import { defineAction } from '../../../shared/http/action.ts';
+import { studioScope } from '../../studios/scope.ts';
+import { studioId } from '../../studios/studio-id.ts';
 import { limitCommands } from './commands.ts';
 import { scopeKey } from './limits.ts';
-import { studioScope } from './scope.ts';
-import { studioId } from './studio-id.ts';
+import { type LimitRecord, limitsProjection } from './read-model.ts';
 
 const admin = ['admin'] as const;
 const tokenId = z.string().min(1).max(100);

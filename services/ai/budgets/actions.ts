@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { budgetsProjection } from '../../projections/budgets.ts';
-import type { GatewayContext } from '../../shared/gateway-context.ts';
-import { defineAction } from '../../shared/http/action.ts';
-import { budgetView } from './budget-view.ts';
+import type { GatewayContext } from '../../../shared/gateway-context.ts';
+import { defineAction } from '../../../shared/http/action.ts';
+import { studioScope } from '../../studios/scope.ts';
+import { studioId } from '../../studios/studio-id.ts';
 import { BUDGET_MODES, BUDGET_WINDOWS } from './budgets.ts';
 import { budgetCommands } from './commands.ts';
-import { studioScope } from './scope.ts';
-import { studioId } from './studio-id.ts';
+import { budgetsProjection } from './read-model.ts';
+import { budgetView } from './view.ts';
 
 const admin = ['admin'] as const;
 const tokenId = z.string().min(1).max(100);

@@ -1,20 +1,9 @@
-import {
-  emptyLedger,
-  foldLedger,
-  type LedgerState,
-  reservedIn,
-  spentIn,
-} from '../services/ai/budgets/ledger.ts';
-import { resetsAt, windowKey } from '../services/ai/budgets/windows.ts';
-import { LEDGER_EVENT_TYPES, type UsageEvent } from '../services/ai/usage/events.ts';
-import {
-  BUDGET_EVENT_TYPES,
-  type BudgetEvent,
-  type BudgetRule,
-  budgetKey,
-} from '../services/studios/budgets.ts';
-import { defineProjection } from '../shared/projections/projection.ts';
-import { type Entries, entriesOf, mapOf } from '../shared/projections/snapshot.ts';
+import { defineProjection } from '../../../shared/projections/projection.ts';
+import { type Entries, entriesOf, mapOf } from '../../../shared/projections/snapshot.ts';
+import { LEDGER_EVENT_TYPES, type UsageEvent } from '../usage/events.ts';
+import { BUDGET_EVENT_TYPES, type BudgetEvent, type BudgetRule, budgetKey } from './budgets.ts';
+import { emptyLedger, foldLedger, type LedgerState, reservedIn, spentIn } from './ledger.ts';
+import { resetsAt, windowKey } from './windows.ts';
 
 export type BudgetRecord = BudgetRule & { updated_at: string };
 

@@ -1,6 +1,6 @@
-import { LIMITS_EVENT_TYPES, type LimitsEvent, scopeKey } from '../services/studios/limits.ts';
-import { defineProjection } from '../shared/projections/projection.ts';
-import { type Entries, entriesOf, mapOf } from '../shared/projections/snapshot.ts';
+import { defineProjection } from '../../../shared/projections/projection.ts';
+import { type Entries, entriesOf, mapOf } from '../../../shared/projections/snapshot.ts';
+import { LIMITS_EVENT_TYPES, type LimitsEvent, scopeKey } from './limits.ts';
 
 /** The rate limits of a studio (`token_id` null) or of one of its tokens, as admins see them. */
 export interface LimitRecord {

@@ -1,4 +1,4 @@
-import { type BudgetRecord, type BudgetsState, standingOf } from '../../projections/budgets.ts';
+import { type BudgetRecord, type BudgetsState, standingOf } from './read-model.ts';
 
 const usd = (micro: number) => micro / 1_000_000;
 

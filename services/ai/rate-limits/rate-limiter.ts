@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { type LimitRecord, limitsProjection } from '../../../projections/limits.ts';
 import { ApiError } from '../../../shared/errors.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
 import type { Identity } from '../../../shared/http/identity.ts';
-import { type LimitReading, rateLimitHeaders } from './rate-limit-headers.ts';
+import { type LimitReading, rateLimitHeaders } from './headers.ts';
 import { type RateLimits, type RatePermit, UNLIMITED } from './rate-limits.ts';
+import { type LimitRecord, limitsProjection } from './read-model.ts';
 
 const MINUTE_MS = 60_000;
 /** How long a generation holds its slot unless renewed; the holder renews it every third of that. */

@@ -1,5 +1,5 @@
-import { type Decider, unknownCase } from '../../shared/decider.ts';
-import { DomainError } from '../../shared/errors.ts';
+import { type Decider, unknownCase } from '../../../shared/decider.ts';
+import { DomainError } from '../../../shared/errors.ts';
 
 /** One stream per studio (`limits-<id>`) holds the rate limits of the studio and of its tokens. */
 export const limitsStreamId = (studioId: string) => `limits-${studioId}`;
