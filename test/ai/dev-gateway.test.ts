@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 let gw: TestGateway;
@@ -214,13 +215,15 @@ describe('generation in every modality', () => {
       model: 'dev/video',
     });
     const id = started.json.job.id;
-    let job: { status: string; result: { sha256: string; bytes: number; content_url: string } };
-    for (let i = 0; ; i++) {
-      job = (await gw.api('GET', `/v1/ai/jobs/get?id=${id}`, { token })).json.job;
-      if (job.status === 'completed' || i > 100) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(job.status).toBe('completed');
+    let job = { status: '', result: { sha256: '', bytes: 0, content_url: '' } };
+    await waitUntil(
+      async () => {
+        job = (await gw.api('GET', `/v1/ai/jobs/get?id=${id}`, { token })).json.job;
+        return job.status === 'completed';
+      },
+      'the video job completes',
+      2_000,
+    );
     const content = await fetch(`${gw.url}${job.result.content_url}`, {
       headers: { authorization: `Bearer ${token}` },
     });

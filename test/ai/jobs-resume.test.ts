@@ -7,6 +7,7 @@ import type { Provider, VideoProgress } from '../../services/ai/providers/types.
 import { type RunningGateway, startGateway } from '../../services/gateway/gateway.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { recordFileSyncs } from '../../shared/fsync-testing.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 
 /** A video upstream that keeps a job running until `finished` is set. */
 let finished = false;
@@ -93,7 +94,7 @@ describe('video jobs survive a restart', { timeout: 90_000 }, () => {
           job: { status: string; progress: number; result: { bytes: number } | null };
         }
       ).job;
-    for (let i = 0; i < 100 && (await get()).progress < 50; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(async () => (await get()).progress >= 50, 'the job is half done', 2_000);
     expect(await get()).toMatchObject({ status: 'running', progress: 50 });
 
     await g.close();
@@ -101,8 +102,11 @@ describe('video jobs survive a restart', { timeout: 90_000 }, () => {
     const syncs = await recordFileSyncs(dataDir);
     try {
       g = await start();
-      for (let i = 0; i < 200 && (await get()).status !== 'completed'; i++)
-        await new Promise((r) => setTimeout(r, 20));
+      await waitUntil(
+        async () => (await get()).status === 'completed',
+        'the job completes after the restart',
+        4_000,
+      );
       expect(await get()).toMatchObject({ status: 'completed', progress: 100, result: { bytes: 11 } });
       expect(starts).toBe(1);
       // The video, and the folder naming it, were put on disk before the job was recorded completed.

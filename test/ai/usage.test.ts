@@ -11,6 +11,7 @@ import { type RunningGateway, startGateway } from '../../services/gateway/gatewa
 import { loadConfig } from '../../shared/config.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { waitUntil } from '../../shared/testing/wait.ts';
+import { adminOk } from '../support/admin.ts';
 
 /** A provider that fails, and one that streams slowly, to observe failures and cancellations. */
 const testProvider: Provider = {
@@ -89,7 +90,7 @@ const call = (path: string, body: unknown, auth = token, signal?: AbortSignal) =
   });
 // biome-ignore lint/suspicious/noExplicitAny: parsed JSON, checked by the assertions that read it.
 const admin = async (path: string): Promise<any> =>
-  (await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${adminKey}` } })).json();
+  (await adminOk({ url: gw.url, adminKey }, 'GET', path)).json;
 
 type UsageEvent = { type: string; data: Record<string, unknown>; actor: string };
 async function usageEvents() {

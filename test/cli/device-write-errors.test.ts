@@ -108,11 +108,11 @@ describe.skipIf(reason !== undefined)(
             value: randomBytes(36 * 1024).toString('base64'),
           });
           if (!res) break; // the process is gone
-          if (res.ok) acknowledged.push(key);
+          if (res.status >= 200 && res.status < 300) acknowledged.push(key);
           else
             refusals.push({
               status: res.status,
-              code: ((await res.json()) as { error?: { code?: unknown } }).error?.code,
+              code: (res.json as { error?: { code?: unknown } }).error?.code,
             });
         }
         const told = () => `; the gateway's last output:\n${first.run.output().slice(-4_000)}`;

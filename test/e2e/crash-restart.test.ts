@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../shared/testing/wait.ts';
 import { type ServerProcess, startStudio } from '../scale/processes.ts';
+import { adminOk } from '../support/admin.ts';
 import { auditData } from '../support/audit.ts';
 import { processState } from '../support/process-state.ts';
 
@@ -24,23 +25,13 @@ interface Acknowledged {
 
 /** One admin client: creates a studio and pauses it, again and again, until the gateway stops answering. */
 async function adminClient(url: string, adminKey: string, label: string, acknowledged: Acknowledged) {
-  const post = (path: string, body: unknown) =>
-    fetch(`${url}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+  const gateway = { url, adminKey };
   try {
     for (let n = 0; ; n++) {
       const name = `${label}-${n}`;
-      const created = await post('/v1/studios/create', { name });
-      if (created.status !== 201)
-        throw new Error(`create answered ${created.status}: ${await created.text()}`);
-      const { id } = (await created.json()) as { id: string };
+      const { id } = (await adminOk(gateway, 'POST', '/v1/studios/create', { name })).json as { id: string };
       acknowledged.created.set(id, name);
-      const paused = await post('/v1/studios/pause', { studio_id: id, reason: 'crash test' });
-      if (paused.status !== 200) throw new Error(`pause answered ${paused.status}: ${await paused.text()}`);
-      await paused.body?.cancel();
+      await adminOk(gateway, 'POST', '/v1/studios/pause', { studio_id: id, reason: 'crash test' });
       acknowledged.paused.add(id);
     }
   } catch (error) {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ServerProcess, startStudio } from '../scale/processes.ts';
+import { adminOk } from '../support/admin.ts';
 import { auditData } from '../support/audit.ts';
 import { gate, openAiMock, openAiStream, openAiWire, type WireMock } from '../support/mock-ai-upstreams.ts';
 import { nodeGet } from '../support/node-get.ts';
@@ -56,16 +57,10 @@ describe('SIGTERM drains the gateway', () => {
     };
     studio = await startStudio(['gateway', 'start', '--port', '0'], env);
     const url = studio.url('Studio gateway');
-    const admin = (path: string, body: unknown) =>
-      fetch(`${url}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-    expect((await admin('/v1/studios/create', { name: 'Acme', studio_id: 'acme' })).status).toBe(201);
-    const { user_token: token } = (await (
-      await admin('/v1/studios/tokens/apply', { studio_id: 'acme' })
-    ).json()) as { user_token: string };
+    const gateway = { url, adminKey };
+    await adminOk(gateway, 'POST', '/v1/studios/create', { name: 'Acme', studio_id: 'acme' });
+    const token = (await adminOk(gateway, 'POST', '/v1/studios/tokens/apply', { studio_id: 'acme' })).json
+      .user_token as string;
     const auth = { authorization: `Bearer ${token}` };
 
     // Two kept-alive connections opened before the signal: one for the probe, one for the API.

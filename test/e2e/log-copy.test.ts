@@ -12,6 +12,7 @@ import { openEarlierLog } from '../../shared/event-store/pglite-reader.ts';
 import { openSqliteLog } from '../../shared/event-store/sqlite/open.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { untilSealed } from '../audit/until-sealed.ts';
 import { adminOk } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -253,8 +254,13 @@ describe('studio log copy', { timeout: 120_000 }, () => {
           );
           const head = await gw.running.ctx.events.headPosition();
           expect(await chat(gw)).toBe(200);
-          const after = await gw.running.ctx.events.readAll({ after: head });
-          expect(after.length).toBeGreaterThan(0);
+          // PostgreSQL shows an event once every older transaction has ended, in any database of the
+          // server: another suite's open transaction may hold it back a moment.
+          let after: { position: number }[] = [];
+          await waitUntil(async () => {
+            after = await gw.running.ctx.events.readAll({ after: head });
+            return after.length > 0;
+          }, "the generation's events are read back");
           expect(after.every((e) => e.position > head)).toBe(true);
           const report = await verifyLog(gw.running.ctx.events);
           expect(report).toMatchObject({ ok: true, breaks: 0 });

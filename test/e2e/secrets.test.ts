@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../shared/crypto.ts';
-import { adminOk } from '../support/admin.ts';
+import { adminOk, asAdmin } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
@@ -73,9 +73,6 @@ function secretsSuite(
   let userToken = '';
   let tokenId = '';
 
-  const admin = (method: string, path: string, body?: unknown) =>
-    gw.api(method, path, { token: gw.adminKey, body });
-
   beforeAll(async () => {
     dataDir = store === 'sqlite' ? await mkdtemp(join(tmpdir(), 'studio-secrets-')) : undefined;
     gw = await startTestGateway({
@@ -122,7 +119,7 @@ function secretsSuite(
   const everySecret = () => ({ ...secrets, machineSecret, userToken, adminKey: gw.adminKey });
 
   it('responses show secrets masked (•••• + last 4), plain values as they are', async () => {
-    const list = await admin('GET', '/v1/env/list');
+    const list = await asAdmin(gw, 'GET', '/v1/env/list');
     expect(list.status).toBe(200);
     const byKey = Object.fromEntries((list.json.items as { key: string }[]).map((i) => [i.key, i]));
     const masked = (value: string) => `••••${value.slice(-4)}`;
@@ -138,21 +135,24 @@ function secretsSuite(
     expect(byKey.PLAIN_IMPORTED).toMatchObject({ value: plain.imported, secret: false });
     expect(byKey.UNRELATED_SECRET_TOKEN).toBeUndefined();
 
-    const upsert = await admin('POST', '/v1/env/upsert', { key: 'OPENAI_API_KEY', value: secrets.upserted });
+    const upsert = await asAdmin(gw, 'POST', '/v1/env/upsert', {
+      key: 'OPENAI_API_KEY',
+      value: secrets.upserted,
+    });
     expect(upsert.json.item).toMatchObject({
       key: 'OPENAI_API_KEY',
       value: masked(secrets.upserted),
       secret: true,
     });
-    const imported = await admin('POST', '/v1/env/import', {
+    const imported = await asAdmin(gw, 'POST', '/v1/env/import', {
       content: `ANTHROPIC_API_KEY=${secrets.imported}\n`,
     });
     expect(imported.json).toMatchObject({ imported: ['ANTHROPIC_API_KEY'], skipped: [], errors: [] });
   });
 
   it('no response body carries a secret (the user token only in the one apply response)', async () => {
-    await admin('GET', '/v1/audit/events?limit=1000');
-    await admin('GET', '/v1/studios/list');
+    await asAdmin(gw, 'GET', '/v1/audit/events?limit=1000');
+    await asAdmin(gw, 'GET', '/v1/studios/list');
     const bodies = gw.responses.filter((r) => r.path !== '/v1/studios/tokens/apply');
     expect(bodies.length).toBeGreaterThan(8);
     const all = Buffer.from(bodies.map((r) => r.text).join('\n'));
@@ -164,7 +164,7 @@ function secretsSuite(
   });
 
   it('the audit log holds sealed env values and token hashes only', async () => {
-    const audit = await admin('GET', '/v1/audit/events?limit=1000');
+    const audit = await asAdmin(gw, 'GET', '/v1/audit/events?limit=1000');
     const items = audit.json.items as { type: string; data: Record<string, unknown> }[];
     expect(found(Buffer.from(audit.text), everySecret())).toEqual([]);
     const issued = items.find((e) => e.type === 'TokenIssued');
@@ -204,7 +204,7 @@ function secretsSuite(
     ]);
     expect(scan.found(everySecret()), `scan of ${scan.size}`).toEqual([]);
 
-    const list = await admin('GET', '/v1/env/list');
+    const list = await asAdmin(gw, 'GET', '/v1/env/list');
     const values = Object.fromEntries(
       (list.json.items as { key: string; value: string }[]).map((i) => [i.key, i.value]),
     );

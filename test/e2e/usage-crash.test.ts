@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../shared/testing/wait.ts';
 import { type ServerProcess, startStudio } from '../scale/processes.ts';
+import { adminOk } from '../support/admin.ts';
 import { auditData } from '../support/audit.ts';
 
 // Nothing answered goes unrecorded: the gateway on SQLite, killed with SIGKILL while clients are
@@ -96,15 +97,10 @@ describe('generations answered whole while the gateway is killed with SIGKILL', 
     const start = () => startStudio(['gateway', 'start', '--port', '0'], env);
     studio = await start();
 
-    const admin = (path: string, body: unknown) =>
-      fetch(`${studio!.url('Studio gateway')}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-    expect((await admin('/v1/studios/create', { name: 'Acme', studio_id: 'acme' })).status).toBe(201);
-    const applied = await admin('/v1/studios/tokens/apply', { studio_id: 'acme' });
-    const { user_token: token } = (await applied.json()) as { user_token: string };
+    const gateway = { url: studio.url('Studio gateway'), adminKey };
+    await adminOk(gateway, 'POST', '/v1/studios/create', { name: 'Acme', studio_id: 'acme' });
+    const token = (await adminOk(gateway, 'POST', '/v1/studios/tokens/apply', { studio_id: 'acme' })).json
+      .user_token as string;
 
     const answered = new Map<string, Kind>();
     for (let cycle = 0; cycle < CYCLES; cycle++) {

@@ -1,28 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asAdmin } from '../support/admin.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 // A user token lists the tokens of its own studio (what the console shows a studio's user), never
 // another studio's, and never a secret.
 
 let gw: TestGateway;
-const admin = (method: string, path: string, body?: unknown) =>
-  gw.api(method, path, { token: gw.adminKey, body });
-
 beforeAll(async () => {
   gw = await startTestGateway({ store: 'memory', logLevel: 'silent' });
-  for (const id of ['acme', 'globex']) await admin('POST', '/v1/studios/create', { studio_id: id, name: id });
+  for (const id of ['acme', 'globex'])
+    await asAdmin(gw, 'POST', '/v1/studios/create', { studio_id: id, name: id });
 });
 afterAll(async () => gw?.close());
 
 describe('GET /v1/studios/tokens/list for a user token', () => {
   it("answers its own studio's tokens without a studio_id, and refuses another studio", async () => {
-    const mine = (await admin('POST', '/v1/studios/tokens/apply', { studio_id: 'acme', name: 'mine' })).json;
-    await admin('POST', '/v1/studios/tokens/apply', {
+    const mine = (await asAdmin(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'acme', name: 'mine' }))
+      .json;
+    await asAdmin(gw, 'POST', '/v1/studios/tokens/apply', {
       studio_id: 'acme',
       name: 'sibling',
       models: ['dev/*'],
     });
-    await admin('POST', '/v1/studios/tokens/apply', { studio_id: 'globex', name: 'theirs' });
+    await asAdmin(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'globex', name: 'theirs' });
 
     const listed = await gw.api('GET', '/v1/studios/tokens/list', { token: mine.user_token });
     expect(listed.status).toBe(200);
@@ -37,9 +37,9 @@ describe('GET /v1/studios/tokens/list for a user token', () => {
   });
 
   it('still needs a studio_id from the admin, and issuing or revoking stays the admin’s', async () => {
-    const err = expectApiError(await admin('GET', '/v1/studios/tokens/list'), 400, 'validation_failed');
+    const err = expectApiError(await asAdmin(gw, 'GET', '/v1/studios/tokens/list'), 400, 'validation_failed');
     expect(err.param).toBe('studio_id');
-    const user = (await admin('POST', '/v1/studios/tokens/apply', { studio_id: 'acme' })).json;
+    const user = (await asAdmin(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'acme' })).json;
     const apply = await gw.api('POST', '/v1/studios/tokens/apply', {
       token: user.user_token,
       body: { studio_id: 'acme' },

@@ -1,6 +1,7 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { expect } from 'vitest';
+import { asAdmin } from '../support/admin.ts';
 import { freshPostgresDatabase } from '../support/postgres.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 import { contentEncoding, contentType, id, jsonValue, text } from './arbitraries.ts';
@@ -64,14 +65,23 @@ export async function startFuzzTarget(): Promise<{
       await database?.drop();
     },
   };
-  const admin = (method: string, path: string, body?: unknown) =>
-    stack.gw.api(method, path, { token: stack.gw.adminKey, ...(body === undefined ? {} : { body }) });
-  const studio = await admin('POST', '/v1/studios/create', { name: 'Fixture', studio_id: 'fixture' });
+  const studio = await asAdmin(stack.gw, 'POST', '/v1/studios/create', {
+    name: 'Fixture',
+    studio_id: 'fixture',
+  });
   expect(studio.status).toBe(201);
-  const token = await admin('POST', '/v1/studios/tokens/apply', { studio_id: 'fixture', name: 'fixture' });
+  const token = await asAdmin(stack.gw, 'POST', '/v1/studios/tokens/apply', {
+    studio_id: 'fixture',
+    name: 'fixture',
+  });
   expect(
-    (await admin('POST', '/v1/env/upsert', { key: 'FUZZ_SECRET', value: SECRET_ENV_VALUE, secret: true }))
-      .status,
+    (
+      await asAdmin(stack.gw, 'POST', '/v1/env/upsert', {
+        key: 'FUZZ_SECRET',
+        value: SECRET_ENV_VALUE,
+        secret: true,
+      })
+    ).status,
   ).toBe(200);
   const session = await stack.call('POST', '/api/sdk/sessions', { title: 'fixture' });
   const sessionId = (session.json as { id: string }).id;
@@ -93,9 +103,12 @@ async function snapshot(
   stack: TestStack,
   f: { studioId: string; userToken: string; sessionId: string },
 ): Promise<Snapshot> {
-  const admin = (path: string) => stack.gw.api('GET', path, { token: stack.gw.adminKey });
-  const studios = (await admin('/v1/studios/list')).json.items as { id: string }[];
-  const env = (await admin('/v1/env/list')).json.items as { key: string; value: string; secret: boolean }[];
+  const studios = (await asAdmin(stack.gw, 'GET', '/v1/studios/list')).json.items as { id: string }[];
+  const env = (await asAdmin(stack.gw, 'GET', '/v1/env/list')).json.items as {
+    key: string;
+    value: string;
+    secret: boolean;
+  }[];
   const messages = (await stack.call('GET', `/api/sdk/sessions/${f.sessionId}/messages`)).json as {
     items: unknown[];
   };

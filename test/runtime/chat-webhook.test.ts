@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 
 // The outbound webhook's URL may carry credentials (a password, a `?token=`): a failed delivery's
@@ -58,13 +59,19 @@ describe('chat: outbound webhook deliveries', () => {
     const inbound = await stack.call('POST', '/api/chat/inbound', { platform: 'slack', channel, text: 'hi' });
     expect(inbound.status, inbound.text).toBe(200);
     const stream = `chat-${inbound.json.conversationId}`;
-    for (let i = 0; i < 400; i++) {
-      const events = await stack.gw.running.ctx.events.readStream(stream);
-      const delivered = events.find((e) => e.type === 'ReplyDelivered');
-      if (delivered) return delivered.data as Record<string, unknown>;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    throw new Error(`no ReplyDelivered in ${stream}`);
+    let delivered: Record<string, unknown> | undefined;
+    await waitUntil(
+      async () => {
+        const events = await stack.gw.running.ctx.events.readStream(stream);
+        delivered = events.find((e) => e.type === 'ReplyDelivered')?.data as
+          | Record<string, unknown>
+          | undefined;
+        return delivered !== undefined;
+      },
+      `a ReplyDelivered in ${stream}`,
+      10_000,
+    );
+    return delivered!;
   }
 
   const holdsCredentials = (data: unknown) => {

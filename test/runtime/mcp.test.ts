@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { recordingServer, sendJson } from '../support/recording-server.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 
@@ -178,13 +179,10 @@ describe('mcp plugin with a real MCP server over stdio', () => {
       .json.plugin;
     const pid = before.details.servers[0].pid as number;
     process.kill(pid, 'SIGKILL');
-    let state = 'running';
-    for (let i = 0; i < 100 && state !== 'failed'; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      state = (await stack.call('POST', '/api/plugins/control', { pluginName: 'mcp', action: 'status' })).json
-        .plugin.state;
-    }
-    expect(state).toBe('failed');
+    const state = async () =>
+      (await stack.call('POST', '/api/plugins/control', { pluginName: 'mcp', action: 'status' })).json.plugin
+        .state;
+    await waitUntil(async () => (await state()) === 'failed', 'the mcp plugin is marked failed', 2_000);
     expect((await stack.call('GET', '/health')).status).toBe(200);
     const restarted = await stack.call('POST', '/api/plugins/control', {
       pluginName: 'mcp',

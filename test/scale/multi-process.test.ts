@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../shared/testing/wait.ts';
+import { adminOk, asAdmin } from '../support/admin.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 import { type ServerProcess, startStudio } from './processes.ts';
 
@@ -22,15 +24,8 @@ async function studio(args: string[], extra: Record<string, string> = {}) {
   processes.push(p);
   return p;
 }
-const admin = (url: string, path: string, body?: unknown) =>
-  fetch(`${url}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: {
-      authorization: `Bearer ${adminKey}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+/** A gateway process as admin requests reach it. */
+const gatewayAt = (p: ServerProcess) => ({ url: p.url('Studio gateway'), adminKey });
 
 describe.skipIf(database === undefined)(
   `several processes on one PostgreSQL ${database ? '' : `(not run: ${postgresUnavailableReason})`}`,
@@ -49,32 +44,21 @@ describe.skipIf(database === undefined)(
     });
 
     it('a token issued through gateway A authenticates on gateway B within one second', async () => {
-      await admin(a.url('Studio gateway'), '/v1/studios/create', { name: 'Scale', studio_id: 'scale' });
-      const issued = (await (
-        await admin(a.url('Studio gateway'), '/v1/studios/tokens/apply', { studio_id: 'scale' })
-      ).json()) as {
-        user_token: string;
-      };
-      const started = Date.now();
-      let status = 0;
-      while (Date.now() - started < 1_000) {
-        status = (
+      await adminOk(gatewayAt(a), 'POST', '/v1/studios/create', { name: 'Scale', studio_id: 'scale' });
+      const issued = (await adminOk(gatewayAt(a), 'POST', '/v1/studios/tokens/apply', { studio_id: 'scale' }))
+        .json as { user_token: string };
+      const authenticatesOnB = async () =>
+        (
           await fetch(`${b.url('Studio gateway')}/v1/services`, {
             headers: { authorization: `Bearer ${issued.user_token}` },
           })
-        ).status;
-        if (status === 200) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      expect(status).toBe(200);
+        ).status === 200;
+      await waitUntil(authenticatesOnB, 'gateway B authenticates the token', 1_000);
     });
 
     it('a session event appended through one runtime reaches an SSE subscriber connected to another', async () => {
-      const token = (
-        (await (
-          await admin(a.url('Studio gateway'), '/v1/studios/tokens/apply', { studio_id: 'scale' })
-        ).json()) as { user_token: string }
-      ).user_token;
+      const token = (await adminOk(gatewayAt(a), 'POST', '/v1/studios/tokens/apply', { studio_id: 'scale' }))
+        .json.user_token as string;
       const runtimeEnv = (gateway: ServerProcess) => ({
         STUDIO_GATEWAY_URL: gateway.url('Studio gateway'),
         STUDIO_TOKEN: token,
@@ -131,7 +115,7 @@ describe.skipIf(database === undefined)(
             a.kill('SIGKILL');
           }
           try {
-            const res = await admin(target.url('Studio gateway'), '/v1/studios/create', {
+            const res = await asAdmin(gatewayAt(target), 'POST', '/v1/studios/create', {
               name: id,
               studio_id: id,
             });
@@ -149,12 +133,9 @@ describe.skipIf(database === undefined)(
       const events: { data: { studioId: string } }[] = [];
       let after = 0;
       for (;;) {
-        const page = (await (
-          await admin(
-            b.url('Studio gateway'),
-            `/v1/audit/events?type=StudioCreated&limit=1000&after=${after}`,
-          )
-        ).json()) as {
+        const page = (
+          await adminOk(gatewayAt(b), 'GET', `/v1/audit/events?type=StudioCreated&limit=1000&after=${after}`)
+        ).json as {
           items: { data: { studioId: string } }[];
           next_after: number | null;
         };
@@ -169,7 +150,7 @@ describe.skipIf(database === undefined)(
       const c = await studio(['gateway', 'start']);
       const list = async (p: ServerProcess) =>
         (
-          (await (await admin(p.url('Studio gateway'), '/v1/studios/list')).json()) as {
+          (await adminOk(gatewayAt(p), 'GET', '/v1/studios/list')).json as {
             items: { id: string }[];
           }
         ).items
@@ -182,8 +163,7 @@ describe.skipIf(database === undefined)(
 
     it('one sealer among the processes: the log is sealed as one unbroken chain, also across the kill -9', async () => {
       type Report = { ok: boolean; unsealed: number; seals_checked: number; events_checked: number };
-      const verify = async () =>
-        (await (await admin(b.url('Studio gateway'), '/v1/audit/verify')).json()) as Report;
+      const verify = async () => (await adminOk(gatewayAt(b), 'GET', '/v1/audit/verify')).json as Report;
       let report = await verify();
       // Whoever leads now seals what was written; a process that took over from a killed leader
       // waits for its advisory lock to be free (a retry every 2 s).

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { waitUntil } from '../../shared/testing/wait.ts';
+import { adminOk, asAdmin } from './admin.ts';
 
 const STUDIO = join(import.meta.dirname, '../../bin/studio.mjs');
 
@@ -42,19 +43,13 @@ export async function startGatewayProcess(env: Record<string, string>) {
 
 /** The admin key's calls the CLI tests make: a POST (undefined once the server is gone) and the env keys listed. */
 export function adminCalls(adminKey: string) {
-  const headers = { authorization: `Bearer ${adminKey}` };
   return {
+    // A server that stopped answering counts as gone (after 30 s at most), so a test fails instead of hanging.
     post: (url: string, path: string, body: unknown) =>
-      fetch(url + path, {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        // A server that stopped answering counts as gone, so a test fails instead of hanging.
-        signal: AbortSignal.timeout(30_000),
-      }).catch(() => undefined),
+      asAdmin({ url, adminKey }, 'POST', path, body).catch(() => undefined),
     async envKeys(url: string): Promise<string[]> {
-      const listed = await fetch(`${url}/v1/env/list`, { headers });
-      return ((await listed.json()) as { items: { key: string }[] }).items.map((item) => item.key);
+      const listed = await adminOk({ url, adminKey }, 'GET', '/v1/env/list');
+      return (listed.json as { items: { key: string }[] }).items.map((item) => item.key);
     },
   };
 }

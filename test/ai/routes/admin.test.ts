@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { asAdmin } from '../../support/admin.ts';
 import { expectApiError, startTestGateway } from '../../support/gateway.ts';
 import type { Json } from '../../support/mock-ai-upstreams.ts';
 import { useRoutedGateway } from './support.ts';
@@ -189,14 +190,13 @@ describe('routes across a restart', { timeout: 60_000 }, () => {
   it('come back from the read model, callable as before (SQLite)', async () => {
     const gw = await startTestGateway({ store: 'sqlite', logLevel: 'silent' });
     try {
-      const admin = (method: string, path: string, body?: unknown) =>
-        gw.api(method, path, { token: gw.adminKey, ...(body === undefined ? {} : { body }) });
-      await admin('POST', '/v1/studios/create', { name: 'R', studio_id: 'r' });
-      const set = await admin('POST', '/v1/ai/routes/upsert', fallback('kept', 'dev/echo'));
+      await asAdmin(gw, 'POST', '/v1/studios/create', { name: 'R', studio_id: 'r' });
+      const set = await asAdmin(gw, 'POST', '/v1/ai/routes/upsert', fallback('kept', 'dev/echo'));
       expect(set.status, set.text).toBe(200);
       await gw.restart();
-      expect((await admin('GET', '/v1/ai/routes/list')).json.items).toEqual([set.json]);
-      const token = (await admin('POST', '/v1/studios/tokens/apply', { studio_id: 'r' })).json.user_token;
+      expect((await asAdmin(gw, 'GET', '/v1/ai/routes/list')).json.items).toEqual([set.json]);
+      const token = (await asAdmin(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'r' })).json
+        .user_token;
       const res = await gw.api('POST', '/v1/ai/text', { token, body: { model: 'kept', prompt: 'hi' } });
       expect(res.json).toMatchObject({ model: 'dev/echo', parts: [{ text: 'Echo: hi' }] });
     } finally {
