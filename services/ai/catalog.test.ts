@@ -53,7 +53,8 @@ describe('Catalog', () => {
     const { provider, calls } = testProvider();
     const { env, store } = layeredEnv({});
     const catalog = new Catalog([provider], env);
-    expect(() => catalog.resolve('test/a', 'chat')).toThrow(/cannot be called now/);
+    // What to fix is named: the key its provider needs.
+    expect(() => catalog.resolve('test/a', 'chat')).toThrow(/cannot be called now: set TEST_KEY/);
 
     store.set('TEST_KEY', 'k'); // env upsert
     expect(catalog.resolve('test/a', 'chat').available).toBe(true);

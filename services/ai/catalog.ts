@@ -51,13 +51,23 @@ export class Catalog {
     return this.#current().byId;
   }
 
-  /** The callable model with this id and modality, or 404 `model_not_found`. */
+  /**
+   * The callable model with this id and modality, or 404 `model_not_found` saying what to fix: the
+   * env keys to set or the programs to install for a model of the catalog that cannot be called now.
+   */
   resolve(id: string, modality: Modality): CatalogEntry {
     const entry = this.#current().byId.get(id);
-    if (!entry?.available) {
-      throw new ApiError('model_not_found', `model "${id}" does not exist or cannot be called now`, {
-        param: 'model',
-      });
+    if (!entry) throw new ApiError('model_not_found', `model "${id}" does not exist`, { param: 'model' });
+    if (!entry.available) {
+      const fixes = [
+        ...entry.missingEnv.map((key) => `set ${key} (env upsert, or the process environment)`),
+        ...entry.missingPrograms.map((program) => `install ${program}`),
+      ];
+      throw new ApiError(
+        'model_not_found',
+        `model "${id}" cannot be called now: ${fixes.length > 0 ? fixes.join('; ') : 'its provider is not configured'}`,
+        { param: 'model' },
+      );
     }
     if (!entry.model.modalities.includes(modality)) {
       throw new ApiError(

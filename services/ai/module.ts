@@ -4,11 +4,17 @@ import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineService, type EnvRequirement } from '../../shared/http/action.ts';
 import { EnvReader } from '../env/reader.ts';
 import { anthropicCountTokensAction, anthropicMessagesAction } from './actions/anthropic.ts';
-import { modelsAction } from './actions/catalog.ts';
+import { anthropicModelsAction, modelAction, modelsAction } from './actions/catalog.ts';
 import { chatCompletionsAction } from './actions/chat-completions.ts';
+import { completionsAction } from './actions/completions.ts';
 import { embeddingsAction } from './actions/embeddings.ts';
 import { jobContentAction, jobGetAction, videoAction } from './actions/jobs.ts';
 import { asrAction, imageAction, ttsAction } from './actions/media.ts';
+import {
+  audioSpeechAction,
+  audioTranscriptionsAction,
+  imagesGenerationsAction,
+} from './actions/openai-media.ts';
 import { pricesListAction, pricesRemoveAction, pricesUpsertAction } from './actions/prices.ts';
 import { createResponseAction, getResponseAction } from './actions/responses.ts';
 import { streamAction, textAction } from './actions/text.ts';
@@ -114,14 +120,20 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     env: [...declared.values()],
     actions: [
       modelsAction(deps),
+      modelAction(deps),
+      anthropicModelsAction(deps),
       textAction(deps),
       streamAction(deps),
       chatCompletionsAction(deps),
+      completionsAction(deps),
       anthropicMessagesAction(deps),
       anthropicCountTokensAction(deps),
       createResponseAction(deps, responses),
       getResponseAction(responses),
       imageAction(deps),
+      imagesGenerationsAction(deps),
+      audioSpeechAction(deps),
+      audioTranscriptionsAction(deps),
       ttsAction(deps),
       asrAction(deps),
       embeddingsAction(deps),

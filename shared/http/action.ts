@@ -49,8 +49,13 @@ export interface Endpoint<Input = unknown, Params = unknown> {
   input: z.ZodType<Input>;
   /** Parses the path's `:params`, once the body is read and before `input` is parsed. */
   params?: z.ZodType<Params>;
-  /** Largest accepted JSON body. Default 1 MiB. */
+  /** Largest accepted body. Default 1 MiB. */
   bodyLimitBytes?: number;
+  /**
+   * A POST's body: JSON (the default), or `multipart/form-data` (a file and its fields, as OpenAI's
+   * clients send audio), read into an object of its fields: text as strings, files as `UploadedFile`.
+   */
+  consumes?: 'multipart/form-data';
   /** Status of a successful JSON answer. Default 200. */
   status?: number;
   /** The shape of a successful JSON answer, where one is declared: it describes the answer in the API's documents. */
@@ -95,6 +100,14 @@ export type AnyEndpoint = Endpoint<any, any>;
 export type AnyAction = Action<any, any>;
 // biome-ignore lint/suspicious/noExplicitAny: a list of endpoints with different inputs; each is typed where defined.
 export type AnyPathEndpoint = PathEndpoint<any, any>;
+
+/** A file of a `multipart/form-data` body. */
+export interface UploadedFile {
+  filename: string;
+  /** Its media type, as the client said it. */
+  type: string;
+  data: Buffer;
+}
 
 /** The input of an endpoint that reads none: any query is accepted and ignored. */
 export const noInput = z.object({});

@@ -32,6 +32,8 @@ export interface DescribedEndpoint {
   bodyLimitBytes?: number;
   dialect?: WireDialect;
   produces?: readonly string[];
+  /** A POST's body when not JSON. */
+  consumes?: 'multipart/form-data';
   errors?: readonly ErrorCode[];
 }
 
@@ -94,6 +96,7 @@ export function describeRoute(
     ...(route.output ? { output: route.output } : {}),
     ...(route.bodyLimitBytes ? { bodyLimitBytes: route.bodyLimitBytes } : {}),
     ...(route.produces ? { produces: route.produces } : {}),
+    ...(route.consumes ? { consumes: route.consumes } : {}),
     ...(route.errors ? { errors: route.errors } : {}),
   };
 }
@@ -164,7 +167,7 @@ function operation(
     tags: [endpoint.tag],
     ...(endpoint.summary ? { summary: endpoint.summary } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(endpoint.method === 'POST' ? { requestBody: requestBody(input) } : {}),
+    ...(endpoint.method === 'POST' ? { requestBody: requestBody(input, endpoint.consumes) } : {}),
     responses: {
       [String(endpoint.status)]: success(endpoint, schemas, id),
       ...errorResponses(codes, errorSchema),
@@ -176,9 +179,9 @@ function operation(
   return op;
 }
 
-/** `/v1/ai/responses/:id` → `/v1/ai/responses/{id}`. */
+/** `/v1/ai/responses/:id` → `/v1/ai/responses/{id}` (and a rest of the path, `*id`, the same). */
 export function openApiPath(path: string): string {
-  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+  return path.replace(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 }
 
 /** `POST /v1/studios/tokens/apply` → `post_v1_studios_tokens_apply`: unique per method and path. */
@@ -200,7 +203,7 @@ function security(endpoint: DescribedEndpoint, options: DocumentOptions): readon
 
 function pathParameters(path: string, params: Json | undefined): Json[] {
   const properties = (params?.properties ?? {}) as Record<string, Json>;
-  return [...path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map(([, name]) => ({
+  return [...path.matchAll(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g)].map(([, name]) => ({
     name,
     in: 'path',
     required: true,
@@ -220,9 +223,9 @@ function queryParameters(input: Json): Json[] {
   }));
 }
 
-function requestBody(input: Json): Json {
+function requestBody(input: Json, consumes = 'application/json'): Json {
   const required = Array.isArray(input.required) && input.required.length > 0;
-  return { required, content: { 'application/json': { schema: input } } };
+  return { required, content: { [consumes]: { schema: input } } };
 }
 
 function success(endpoint: DescribedEndpoint, schemas: ComponentSchemas, id: string): Json {

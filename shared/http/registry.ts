@@ -6,13 +6,16 @@ export type Resolution =
   | { kind: 'method_not_allowed'; allowed: HttpMethod[] }
   | { kind: 'not_found'; what: 'service' | 'action' };
 
-/** An action whose name has `:param` segments (`responses/:id`): it answers any one segment there. */
+/**
+ * An action whose name has `:param` segments (`responses/:id`): it answers any one segment there; a
+ * last `*param` segment takes the rest of the path, slashes included (`models/*id`: `models/dev/echo`).
+ */
 interface PatternAction {
   segments: string[];
   byMethod: Map<HttpMethod, AnyAction>;
 }
 
-const isParam = (segment: string) => segment.startsWith(':');
+const isParam = (segment: string) => segment.startsWith(':') || segment.startsWith('*');
 
 /** The one table behind every `/v1/{service}/{action}` route and `GET /v1/services`. */
 export class ActionRegistry {
@@ -71,12 +74,14 @@ export class ActionRegistry {
   #match(serviceId: string, actionName: string) {
     const given = actionName.split('/');
     for (const { segments, byMethod } of this.#patterns.get(serviceId) ?? []) {
-      if (segments.length !== given.length) continue;
+      const rest = segments.at(-1)!.startsWith('*');
+      if (rest ? given.length < segments.length : segments.length !== given.length) continue;
       const params = new Map<string, string>();
       const fits = segments.every((segment, i) => {
         if (!isParam(segment)) return segment === given[i];
-        params.set(segment.slice(1), given[i]!);
-        return given[i] !== '';
+        const value = segment.startsWith('*') ? given.slice(i).join('/') : given[i]!;
+        params.set(segment.slice(1), value);
+        return value !== '' && !value.split('/').includes('');
       });
       if (fits) return { byMethod, params: Object.fromEntries(params) };
     }

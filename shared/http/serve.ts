@@ -2,7 +2,7 @@ import bodyParser from 'body-parser';
 import type { z } from 'zod';
 import { ApiError } from '../errors.ts';
 import { noteEndpoint } from '../observability/http.ts';
-import { type ActionContext, type AnyEndpoint, StatusAnswer } from './action.ts';
+import { type ActionContext, type AnyEndpoint, StatusAnswer, type UploadedFile } from './action.ts';
 import { type LargeBodyBudget, SMALL_BODY_BYTES } from './body-budget.ts';
 import { Drain } from './drain.ts';
 import { validationError } from './errors.ts';
@@ -62,7 +62,8 @@ async function serveHeld(
   if (endpoint.method === 'POST') {
     const limit = endpoint.bodyLimitBytes ?? BODY_LIMIT_BYTES;
     policy.largeBodies?.hold(req, res, limit);
-    await readJsonBody(req, res, limit);
+    if (endpoint.consumes === 'multipart/form-data') await readMultipartBody(req, res, limit);
+    else await readJsonBody(req, res, limit);
   }
   const params = endpoint.params ? parseWith(endpoint.params, pathParams, 'path') : {};
   const input = parseInput(endpoint, req);
@@ -95,6 +96,49 @@ async function serveHeld(
 }
 
 const jsonParsers = new Map<number, ReturnType<typeof bodyParser.json>>();
+const rawParsers = new Map<number, ReturnType<typeof bodyParser.raw>>();
+
+/**
+ * Reads a `multipart/form-data` body, up to `limit` bytes once decoded, into `req.body`: each text
+ * field a string, each file an `UploadedFile` (the last of a name wins). Anything else is a 415.
+ */
+export async function readMultipartBody(
+  req: ServedRequest,
+  res: ServedResponse,
+  limit: number,
+): Promise<void> {
+  const type = req.headers['content-type'] ?? '';
+  if (!/^multipart\/form-data\s*;/i.test(type)) {
+    throw new ApiError(
+      'unsupported_media_type',
+      'this route takes multipart/form-data: the file and its fields',
+    );
+  }
+  let parser = rawParsers.get(limit);
+  if (!parser) {
+    parser = bodyParser.raw({ limit, type: () => true });
+    rawParsers.set(limit, parser);
+  }
+  const parse = parser;
+  await new Promise<void>((resolve, reject) =>
+    parse(req, res, (error?: unknown) => (error ? reject(error) : resolve())),
+  );
+  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  let form: FormData;
+  try {
+    form = await new Response(raw, { headers: { 'content-type': type } }).formData();
+  } catch {
+    throw new ApiError('validation_failed', 'the body is not well-formed multipart/form-data');
+  }
+  const fields: Record<string, string | UploadedFile> = {};
+  for (const [name, value] of form) {
+    fields[name] =
+      typeof value === 'string'
+        ? value
+        : { filename: value.name, type: value.type, data: Buffer.from(await value.arrayBuffer()) };
+  }
+  req.body = fields;
+}
 
 /** Reads the body as JSON into `req.body`, up to `limit` bytes once decoded (gzip, deflate, br). */
 export function readJsonBody(req: ServedRequest, res: ServedResponse, limit: number): Promise<void> {

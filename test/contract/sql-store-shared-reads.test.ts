@@ -4,6 +4,7 @@ import { migrate } from '../../shared/event-store/migrations.ts';
 import { postgresDriver } from '../../shared/event-store/postgres.ts';
 import type { SqlDriver } from '../../shared/event-store/sql-driver.ts';
 import { SqlEventStore } from '../../shared/event-store/sql-store.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
 
 const META = { actor: 'test' };
@@ -44,8 +45,16 @@ describe.skipIf(database === undefined)(
     });
     afterAll(() => store.close());
 
+    /**
+     * PostgreSQL shows an event once every older transaction has ended, in any database of the
+     * server: another suite's open transaction may hold a fresh append back a moment.
+     */
+    const shown = (position: number) =>
+      waitUntil(async () => (await store.headPosition()) >= position, `position ${position} is shown`);
+
     it('two reads of one page asked at once are one query, with the same events', async () => {
-      await store.append('s-1', [{ type: 'Noted', data: { n: 1 } }], { metadata: META });
+      const { position } = await store.append('s-1', [{ type: 'Noted', data: { n: 1 } }], { metadata: META });
+      await shown(position);
       reads.length = 0;
       const [a, b] = await Promise.all([
         store.readAll({ after: 0, limit: 10 }),
@@ -64,7 +73,8 @@ describe.skipIf(database === undefined)(
       });
       const before = store.readAll({ after: head, limit: 10 });
       await new Promise((resolve) => setTimeout(resolve, 50)); // its query has run, its rows are held
-      await store.append('s-1', [{ type: 'Noted', data: { n: 2 } }], { metadata: META });
+      const { position } = await store.append('s-1', [{ type: 'Noted', data: { n: 2 } }], { metadata: META });
+      await shown(position);
       const after = store.readAll({ after: head, limit: 10 });
       release();
       expect(await before).toEqual([]);

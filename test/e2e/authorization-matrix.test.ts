@@ -62,6 +62,12 @@ const MATRIX: readonly Row[] = [
   ['GET /v1/openapi.json',             200,   200,  200,   403,    401,     200],
   ['GET /docs',                        200,   200,  200,   200,    200,     200],
   ['GET /v1/ai/models',                401,   200,  200,   403,    401,     200],
+  ['GET /v1/ai/models/*id',            401,   200,  200,   403,    401,     200],
+  ['GET /v1/ai/anthropic/v1/models',   401,   200,  200,   403,    401,     200],
+  ['POST /v1/ai/completions',          401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/images/generations',   401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/audio/speech',         401,   200,  200,   403,    401,     403],
+  ['POST /v1/ai/audio/transcriptions', 401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/text',                 401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/stream',               401,   200,  200,   403,    401,     403],
   ['POST /v1/ai/chat/completions',     401,   200,  200,   403,    401,     403],
@@ -125,6 +131,7 @@ async function openOrCall(fx: Fixture, path: string, token: string | undefined):
 
 /** Routes that answer errors in Anthropic's shape rather than the one envelope. */
 const ANTHROPIC_SHAPED: ReadonlySet<string> = new Set([
+  'GET /v1/ai/anthropic/v1/models',
   'POST /v1/ai/anthropic/v1/messages',
   'POST /v1/ai/anthropic/v1/messages/count_tokens',
 ]);
@@ -206,7 +213,24 @@ async function accountFor(fx: Fixture, who: Who) {
 }
 
 /** A valid request for each route: valid enough that admin gets 2xx, so any refusal is about the identity. */
-const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string; body?: unknown }>> = {
+/** What a cell sends: JSON `body`, or a body of its own (`rawBody` with its `headers`: a multipart form). */
+interface CellRequest {
+  path: string;
+  body?: unknown;
+  rawBody?: Uint8Array;
+  headers?: Record<string, string>;
+}
+
+/** A `multipart/form-data` body as a browser or OpenAI's client sends it. */
+async function multipart(form: FormData): Promise<Pick<CellRequest, 'rawBody' | 'headers'>> {
+  const request = new Request('http://form.invalid/', { method: 'POST', body: form });
+  return {
+    rawBody: new Uint8Array(await request.arrayBuffer()),
+    headers: { 'content-type': request.headers.get('content-type')! },
+  };
+}
+
+const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<CellRequest>> = {
   'GET /v1/studios/list': async () => ({ path: '/v1/studios/list' }),
   'POST /v1/studios/create': async () => ({ path: '/v1/studios/create', body: { name: 'matrix' } }),
   'POST /v1/studios/pause': async (fx, who) => ({
@@ -275,6 +299,26 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<{ path: string
   'GET /v1/openapi.json': async () => ({ path: '/v1/openapi.json' }),
   'GET /docs': async () => ({ path: '/docs' }),
   'GET /v1/ai/models': async () => ({ path: '/v1/ai/models' }),
+  'GET /v1/ai/models/*id': async () => ({ path: '/v1/ai/models/dev/echo' }),
+  'GET /v1/ai/anthropic/v1/models': async () => ({ path: '/v1/ai/anthropic/v1/models' }),
+  'POST /v1/ai/completions': async () => ({
+    path: '/v1/ai/completions',
+    body: { model: 'dev/echo', prompt: 'hi' },
+  }),
+  'POST /v1/ai/images/generations': async () => ({
+    path: '/v1/ai/images/generations',
+    body: { model: 'dev/image', prompt: 'a cat' },
+  }),
+  'POST /v1/ai/audio/transcriptions': async () => {
+    const form = new FormData();
+    form.set('model', 'dev/asr');
+    form.set('file', new Blob([Buffer.from('RIFF')], { type: 'audio/wav' }), 'speech.wav');
+    return { path: '/v1/ai/audio/transcriptions', ...(await multipart(form)) };
+  },
+  'POST /v1/ai/audio/speech': async () => ({
+    path: '/v1/ai/audio/speech',
+    body: { model: 'dev/tts', input: 'hi', voice: 'alloy' },
+  }),
   'POST /v1/ai/text': async () => ({ path: '/v1/ai/text', body: { model: 'dev/echo', prompt: 'hi' } }),
   'POST /v1/ai/stream': async () => ({ path: '/v1/ai/stream', body: { model: 'dev/echo', prompt: 'hi' } }),
   'POST /v1/ai/chat/completions': async () => ({
@@ -460,14 +504,21 @@ for (const [route, ...statuses] of MATRIX) {
         expect(fx.credential[who] === undefined).toBe(who === 'guest');
         const request = await REQUESTS[route]!(fx, who);
         // `:id` in a route stands for the id its request names.
-        expect(request.path.split('?')[0]).toMatch(new RegExp(`^${path.replace(/:[a-z]+/g, '[^/]+')}$`));
+        expect(request.path.split('?')[0]).toMatch(
+          new RegExp(`^${path.replace(/:[a-z]+/g, '[^/]+').replace(/\*[a-z]+/g, '.+')}$`),
+        );
         const res = STREAMS.has(route)
           ? await openOrCall(fx, request.path, fx.credential[who])
-          : await fx.gw.api(method, request.path, { token: fx.credential[who], body: request.body });
+          : await fx.gw.api(method, request.path, {
+              token: fx.credential[who],
+              ...(request.rawBody
+                ? { rawBody: request.rawBody, headers: request.headers }
+                : { body: request.body }),
+            });
         if (status < 300) {
           expect(res.status, res.text).toBe(status);
           expect(res.headers.get('content-type'), res.text).toMatch(
-            /^(application\/json|text\/event-stream|image\/|text\/html)/,
+            /^(application\/json|text\/event-stream|image\/|audio\/|text\/html)/,
           );
           // (a Responses API object says `error: null`)
           expect(res.json?.error ?? undefined).toBeUndefined();

@@ -53,8 +53,8 @@ function shapedBy(schema: JsonSchema, knownIds: readonly string[], field: string
     case 'number':
       return fc.oneof(
         fc.integer({
-          min: Math.max(schema.minimum ?? -1_000, -1_000_000),
-          max: Math.min(schema.maximum ?? 1_000, 1_000_000),
+          min: Math.ceil(Math.max(schema.minimum ?? -1_000, -1_000_000)),
+          max: Math.floor(Math.min(schema.maximum ?? 1_000, 1_000_000)),
         }),
         fc.constantFrom(-1, 0, 1.5, 1e300, Number.MAX_SAFE_INTEGER + 2),
       );

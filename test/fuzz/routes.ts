@@ -58,7 +58,7 @@ export function runtimeRoutes(routes: readonly AnyPathEndpoint[]): FuzzRoute[] {
   return routes.map((route) => ({
     server: 'runtime',
     method: route.method,
-    path: route.path.replace(/:[A-Za-z]+/g, ':id'),
+    path: route.path.replace(/[:*][A-Za-z]+/g, ':id'),
     input: schemaOf(route.input),
     // Stopping a plugin would take the fixtures' files away for the rest of the run.
     destructive: route.path === '/api/plugins/control',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.ts';
-import { defineAction } from '../../../shared/http/action.ts';
+import { type ActionContext, defineAction } from '../../../shared/http/action.ts';
 import { callContext } from '../call-context.ts';
 import type { AiDeps } from '../deps.ts';
 import { Generation } from '../generation.ts';
@@ -9,11 +9,87 @@ import { tokensAtLeast } from '../usage/metering.ts';
 
 const studio_id = z.string().optional();
 /** Audio arrives base64 inside JSON: 25 MiB of audio is about 33 MiB of base64. */
-const ASR_BODY_LIMIT = 34 * 1024 * 1024;
+export const ASR_BODY_LIMIT = 34 * 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/** Images for a prompt, admitted, budgeted and recorded as one generation of `n` images. */
+export async function generateImages(
+  deps: AiDeps,
+  ctx: ActionContext,
+  input: { model: string; prompt: string; n: number; size?: string | undefined },
+) {
+  const { provider, model } = deps.catalog.resolve(input.model, 'image');
+  const generation = await Generation.start(deps, ctx, model, 'image', {
+    inputTokensAtMost: tokensAtMost(input.prompt),
+    inputTokensAtLeast: tokensAtLeast(input.prompt),
+    images: input.n,
+  });
+  const result = await generation.guard(() =>
+    provider.image!(
+      model,
+      { prompt: input.prompt, n: input.n, ...(input.size ? { size: input.size } : {}) },
+      callContext(deps.env, ctx),
+    ),
+  );
+  await generation.completed({ deliveredOutputTokens: 0 }, { images: input.n });
+  return result;
+}
+
+/** Speech for a text, admitted, budgeted and recorded by its seconds of audio. */
+export async function speak(
+  deps: AiDeps,
+  ctx: ActionContext,
+  input: { model: string; input: string; format: SpeechFormat; voice?: string | undefined },
+) {
+  const { provider, model } = deps.catalog.resolve(input.model, 'tts');
+  const seconds = speechSecondsOf(input.input);
+  const generation = await Generation.start(deps, ctx, model, 'tts', {
+    inputTokensAtMost: tokensAtMost(input.input),
+    inputTokensAtLeast: tokensAtLeast(input.input),
+    audioSeconds: seconds,
+  });
+  const result = await generation.guard(() =>
+    provider.tts!(
+      model,
+      { input: input.input, format: input.format, ...(input.voice ? { voice: input.voice } : {}) },
+      callContext(deps.env, ctx),
+    ),
+  );
+  await generation.completed({ deliveredOutputTokens: 0 }, { audioSeconds: seconds });
+  return result;
+}
+
+/** The text of an audio file, admitted and budgeted by the most seconds it can hold. */
+export async function transcribe(
+  deps: AiDeps,
+  ctx: ActionContext,
+  input: { model: string; audio: Buffer; mime_type: string; language?: string | undefined },
+) {
+  const { provider, model } = deps.catalog.resolve(input.model, 'asr');
+  const { audio } = input;
+  const generation = await Generation.start(deps, ctx, model, 'asr', {
+    inputTokensAtMost: 0,
+    inputTokensAtLeast: 0,
+    audioSeconds: asrSecondsAtMost(audio),
+  });
+  const request = {
+    audio,
+    mime_type: input.mime_type,
+    ...(input.language ? { language: input.language } : {}),
+  };
+  const result = await generation.guard(() => provider.asr!(model, request, callContext(deps.env, ctx)));
+  await generation.completed(
+    { deliveredOutputTokens: tokensAtLeast(result.text) },
+    { audioSeconds: Math.min(speechSecondsOf(result.text), asrSecondsAtMost(audio)) },
+  );
+  return result;
+}
+
+/** The audio formats speech may be asked in. */
+export const SPEECH_FORMATS = ['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm'] as const;
+export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+
 export function imageAction(deps: AiDeps) {
-  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'image',
@@ -29,28 +105,11 @@ export function imageAction(deps: AiDeps) {
       n: z.number().int().min(1).max(4).default(1),
       studio_id,
     }),
-    handler: async (input, ctx) => {
-      const { provider, model } = catalog.resolve(input.model, 'image');
-      const generation = await Generation.start(deps, ctx, model, 'image', {
-        inputTokensAtMost: tokensAtMost(input.prompt),
-        inputTokensAtLeast: tokensAtLeast(input.prompt),
-        images: input.n,
-      });
-      const result = await generation.guard(() =>
-        provider.image!(
-          model,
-          { prompt: input.prompt, n: input.n, ...(input.size ? { size: input.size } : {}) },
-          callContext(env, ctx),
-        ),
-      );
-      await generation.completed({ deliveredOutputTokens: 0 }, { images: input.n });
-      return result;
-    },
+    handler: (input, ctx) => generateImages(deps, ctx, input),
   });
 }
 
 export function ttsAction(deps: AiDeps) {
-  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'tts',
@@ -60,34 +119,17 @@ export function ttsAction(deps: AiDeps) {
       model: z.string().min(1),
       input: z.string().min(1, 'input must not be empty').max(4096),
       voice: z.string().max(100).optional(),
-      format: z.enum(['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm']).default('mp3'),
+      format: z.enum(SPEECH_FORMATS).default('mp3'),
       studio_id,
     }),
     handler: async (input, ctx) => {
-      const { provider, model } = catalog.resolve(input.model, 'tts');
-      const generation = await Generation.start(deps, ctx, model, 'tts', {
-        inputTokensAtMost: tokensAtMost(input.input),
-        inputTokensAtLeast: tokensAtLeast(input.input),
-        audioSeconds: speechSecondsOf(input.input),
-      });
-      const result = await generation.guard(() =>
-        provider.tts!(
-          model,
-          { input: input.input, format: input.format, ...(input.voice ? { voice: input.voice } : {}) },
-          callContext(env, ctx),
-        ),
-      );
-      await generation.completed(
-        { deliveredOutputTokens: 0 },
-        { audioSeconds: speechSecondsOf(input.input) },
-      );
+      const result = await speak(deps, ctx, input);
       return { audio: result.audio.toString('base64'), mime_type: result.mime_type };
     },
   });
 }
 
 export function asrAction(deps: AiDeps) {
-  const { catalog, env } = deps;
   return defineAction({
     service: 'ai',
     action: 'asr',
@@ -109,24 +151,8 @@ export function asrAction(deps: AiDeps) {
       if (base64.length % 4 !== 0 || !BASE64.test(base64)) {
         throw new ApiError('validation_failed', 'audio must be base64', { param: 'audio' });
       }
-      const { provider, model } = catalog.resolve(input.model, 'asr');
       const audio = Buffer.from(base64, 'base64');
-      const generation = await Generation.start(deps, ctx, model, 'asr', {
-        inputTokensAtMost: 0,
-        inputTokensAtLeast: 0,
-        audioSeconds: asrSecondsAtMost(audio),
-      });
-      const request = {
-        audio,
-        mime_type: input.mime_type,
-        ...(input.language ? { language: input.language } : {}),
-      };
-      const result = await generation.guard(() => provider.asr!(model, request, callContext(env, ctx)));
-      await generation.completed(
-        { deliveredOutputTokens: tokensAtLeast(result.text) },
-        { audioSeconds: Math.min(speechSecondsOf(result.text), asrSecondsAtMost(audio)) },
-      );
-      return result;
+      return transcribe(deps, ctx, { ...input, audio });
     },
   });
 }
