@@ -13,10 +13,15 @@ export interface CatalogEntry {
 }
 
 /** The entries as computed once, and every env value that computation read. */
+/** No connections: one array, so the catalog sees no change. */
+const NO_PROVIDERS: readonly Provider[] = [];
+
 interface Computed {
   entries: readonly CatalogEntry[];
   byId: Map<string, CatalogEntry>;
   reads: Map<string, string | undefined>;
+  /** The connections' providers it was made with. */
+  connected: readonly Provider[];
 }
 
 /**
@@ -32,12 +37,17 @@ interface Computed {
 export class Catalog {
   #computed: Computed | undefined;
 
+  /**
+   * `connected`: the providers of the connections admins made, after the built-in ones; the catalog
+   * is made again whenever it answers another list (a connection set or removed).
+   */
   constructor(
     private readonly providers: readonly Provider[],
     private readonly env: EnvLookup,
+    private readonly connected: () => readonly Provider[] = () => NO_PROVIDERS,
   ) {}
 
-  /** The ids of the providers: every model id begins with one and a slash. */
+  /** The ids of the built-in providers: their model ids begin with one and a slash. */
   providerIds(): string[] {
     return this.providers.map((p) => p.id);
   }
@@ -81,7 +91,8 @@ export class Catalog {
 
   #current(): Computed {
     const computed = this.#computed;
-    if (computed && this.#unchanged(computed.reads)) return computed;
+    if (computed && computed.connected === this.connected() && this.#unchanged(computed.reads))
+      return computed;
     this.#computed = this.#compute();
     return this.#computed;
   }
@@ -100,7 +111,8 @@ export class Catalog {
         return value;
       },
     };
-    const entries = this.providers.flatMap((provider) => {
+    const connected = this.connected();
+    const entries = [...this.providers, ...connected].flatMap((provider) => {
       const missingEnv = provider.env.filter((e) => e.required && !env.get(e.key)).map((e) => e.key);
       return provider.models(env).map((model) => {
         const missingPrograms = provider.missingPrograms?.(model) ?? [];
@@ -117,6 +129,6 @@ export class Catalog {
     const byId = new Map<string, CatalogEntry>();
     // The first entry with an id wins, as a search of the list would find it.
     for (const entry of entries) if (!byId.has(entry.model.id)) byId.set(entry.model.id, entry);
-    return { entries, byId, reads };
+    return { entries, byId, reads, connected };
   }
 }

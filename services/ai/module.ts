@@ -24,6 +24,8 @@ import { budgetsProjection } from './budgets/read-model.ts';
 import { type CacheStoreOptions, DEFAULT_CACHE_STUDIO_MAX_BYTES, openCacheStore } from './cache/open.ts';
 import { ResponseCache } from './cache/response-cache.ts';
 import { Catalog } from './catalog.ts';
+import { connectionActions } from './connections/actions.ts';
+import { connectedProviders } from './connections/providers.ts';
 import type { AiDeps } from './deps.ts';
 import { JobWorker } from './jobs/worker.ts';
 import { PriceBook } from './prices/price-book.ts';
@@ -61,7 +63,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     });
   const providers = (options.providers ?? builtinAiProviders)(upstream);
   const env = new EnvReader(gw);
-  const catalog = new Catalog(providers, env);
+  const catalog = new Catalog(providers, env, connectedProviders(gw, upstream));
   const prices = new PriceBook(gw);
   const budgets = () => gw.projections.state(budgetsProjection);
   const metrics = new AiMetrics(gw.metrics.registry);
@@ -145,6 +147,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       pricesUpsertAction(deps),
       pricesRemoveAction(deps),
       ...routeActions(deps),
+      ...connectionActions(deps),
     ],
   });
 

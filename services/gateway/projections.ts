@@ -3,6 +3,7 @@ import { consoleSessionsProjection } from '../../projections/console-sessions.ts
 import { envProjection } from '../../projections/env.ts';
 import { jobsProjection } from '../../projections/jobs.ts';
 import { pricesProjection } from '../../projections/prices.ts';
+import { connectionsProjection } from '../ai/connections/read-model.ts';
 import { routesProjection } from '../../projections/routes.ts';
 import { studiosProjection } from '../../projections/studios.ts';
 import { tokensProjection } from '../../projections/tokens.ts';
@@ -20,6 +21,7 @@ export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
   jobsProjection,
   accountsProjection,
   pricesProjection,
+  connectionsProjection,
   budgetsProjection,
   limitsProjection,
   routesProjection,

@@ -93,6 +93,9 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/ai/routes/upsert',        401,   403,  403,   403,    401,     200],
   ['GET /v1/ai/routes/list',           401,   403,  403,   403,    401,     200],
   ['POST /v1/ai/routes/remove',        401,   403,  403,   403,    401,     200],
+  ['POST /v1/ai/providers/upsert',     401,   403,  403,   403,    401,     200],
+  ['GET /v1/ai/providers/list',        401,   403,  403,   403,    401,     200],
+  ['POST /v1/ai/providers/remove',     401,   403,  403,   403,    401,     200],
   ['POST /v1/accounts/create',         401,   403,  403,   403,    401,     201],
   ['GET /v1/accounts/list',            401,   403,  403,   403,    401,     200],
   ['POST /v1/accounts/remove',         401,   403,  403,   403,    401,     200],
@@ -382,6 +385,16 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<CellRequest>> 
     body: { id: 'matrix/echo', strategy: 'fallback', targets: [{ model: 'dev/echo' }] },
   }),
   'GET /v1/ai/routes/list': async () => ({ path: '/v1/ai/routes/list' }),
+  'POST /v1/ai/providers/upsert': async () => ({
+    path: '/v1/ai/providers/upsert',
+    body: { id: 'matrix', preset: 'ollama', models: [{ id: 'm' }] },
+  }),
+  'GET /v1/ai/providers/list': async () => ({ path: '/v1/ai/providers/list' }),
+  'POST /v1/ai/providers/remove': async (fx) => {
+    const id = `matrix-gone${++keySeq}`;
+    await fx.admin('POST', '/v1/ai/providers/upsert', { id, preset: 'ollama', models: [{ id: 'm' }] });
+    return { path: '/v1/ai/providers/remove', body: { id } };
+  },
   'POST /v1/ai/routes/remove': async (fx) => {
     const id = `matrix/gone${++keySeq}`;
     await fx.admin('POST', '/v1/ai/routes/upsert', {

@@ -1,0 +1,79 @@
+import { type Decider, unknownCase } from '../../../shared/decider.ts';
+import { DomainError } from '../../../shared/errors.ts';
+import type { Modality } from '../providers/types.ts';
+
+/** Every provider connection lives in the single `connections` stream. */
+export const CONNECTIONS_STREAM = 'connections';
+
+/** How a connection's upstream is spoken to. */
+export const CONNECTION_KINDS = ['openai', 'openai_compatible'] as const;
+export type ConnectionKind = (typeof CONNECTION_KINDS)[number];
+
+/** A model a connection serves: `<connection id>/<id>` in the catalog, `upstreamId` at the upstream. */
+export interface ConnectionModel {
+  id: string;
+  upstreamId: string;
+  modalities: Modality[];
+}
+
+/** An upstream an admin connected: its key encrypted with the master key, never kept in clear. */
+export interface Connection {
+  id: string;
+  kind: ConnectionKind;
+  /** The preset it was made from (`groq`, `ollama` …), if one. */
+  preset: string | null;
+  baseUrl: string;
+  encryptedApiKey: string | null;
+  models: ConnectionModel[];
+}
+
+export type ConnectionEvent =
+  | { type: 'ConnectionSet'; data: Connection }
+  | { type: 'ConnectionRemoved'; data: { id: string } };
+
+export type ConnectionCommand =
+  | { type: 'SetConnection'; connection: Connection }
+  | { type: 'RemoveConnection'; id: string };
+
+export const CONNECTION_EVENT_TYPES = [
+  'ConnectionSet',
+  'ConnectionRemoved',
+] as const satisfies readonly ConnectionEvent['type'][];
+
+/** The connection ids that exist. */
+export interface ConnectionsState {
+  ids: ReadonlySet<string>;
+}
+
+function decide(command: ConnectionCommand, state: ConnectionsState): ConnectionEvent[] {
+  switch (command.type) {
+    case 'SetConnection':
+      return [{ type: 'ConnectionSet', data: command.connection }];
+    case 'RemoveConnection':
+      if (!state.ids.has(command.id))
+        throw new DomainError('not_found', `connection ${command.id} does not exist`);
+      return [{ type: 'ConnectionRemoved', data: { id: command.id } }];
+    default:
+      return unknownCase('command', command);
+  }
+}
+
+function evolve(state: ConnectionsState, event: ConnectionEvent): ConnectionsState {
+  switch (event.type) {
+    case 'ConnectionSet':
+      return { ids: new Set(state.ids).add(event.data.id) };
+    case 'ConnectionRemoved': {
+      const ids = new Set(state.ids);
+      ids.delete(event.data.id);
+      return { ids };
+    }
+    default:
+      return unknownCase('event', event);
+  }
+}
+
+export const connectionsDecider: Decider<ConnectionCommand, ConnectionEvent, ConnectionsState> = {
+  initialState: () => ({ ids: new Set() }),
+  decide,
+  evolve,
+};
