@@ -5,7 +5,7 @@ import { defineAction } from '../../../shared/http/action.ts';
 import { mask } from '../../env/reader.ts';
 import type { AiDeps } from '../deps.ts';
 import { CONNECTION_KINDS, CONNECTIONS_STREAM, type Connection, connectionsDecider } from './connection.ts';
-import { PRESETS } from './providers.ts';
+import { AZURE_API_VERSION, PRESETS } from './providers.ts';
 import { type ConnectionRecord, connectionsProjection } from './read-model.ts';
 
 const admin = ['admin'] as const;
@@ -24,6 +24,11 @@ const UpsertInput = z.strictObject({
     .optional(),
   /** Kept encrypted with the master key; left out on an update, the key set before stays. */
   api_key: z.string().min(1).max(4_096).optional(),
+  /** Azure OpenAI only: its `api-version` (default 2024-10-21). */
+  api_version: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}(-preview)?$/, 'api_version: a date, e.g. 2024-10-21')
+    .optional(),
   models: z
     .array(
       z.strictObject({
@@ -50,6 +55,7 @@ export function connectionActions(deps: AiDeps) {
     kind: connection.kind,
     preset: connection.preset,
     base_url: connection.baseUrl,
+    ...(connection.apiVersion === null ? {} : { api_version: connection.apiVersion }),
     api_key:
       connection.encryptedApiKey === null ? null : mask(gw.secrets.decrypt(connection.encryptedApiKey)),
     models: connection.models.map((model) => ({
@@ -74,7 +80,8 @@ export function connectionActions(deps: AiDeps) {
       action: 'providers/upsert',
       method: 'POST',
       identities: admin,
-      summary: 'Connect an upstream (OpenAI, or any OpenAI-compatible server or preset): replaced whole',
+      summary:
+        'Connect an upstream (OpenAI, Azure OpenAI, any OpenAI-compatible server or preset): replaced whole',
       input: UpsertInput,
       handler: async (input, ctx) => {
         if (deps.catalog.providerIds().includes(input.id))
@@ -88,6 +95,10 @@ export function connectionActions(deps: AiDeps) {
           throw new ApiError('validation_failed', 'kind: or a preset', { param: 'kind' });
         if (baseUrl === undefined)
           throw new ApiError('validation_failed', 'base_url: or a preset', { param: 'base_url' });
+        if (input.api_version !== undefined && kind !== 'azure_openai')
+          throw new ApiError('validation_failed', 'api_version: for azure_openai connections only', {
+            param: 'api_version',
+          });
         const before = connections().get(input.id);
         const connection: Connection = {
           id: input.id,
@@ -98,6 +109,7 @@ export function connectionActions(deps: AiDeps) {
             input.api_key === undefined
               ? (before?.encryptedApiKey ?? null)
               : gw.secrets.encrypt(input.api_key),
+          apiVersion: kind === 'azure_openai' ? (input.api_version ?? AZURE_API_VERSION) : null,
           models: input.models.map((model) => ({
             id: model.id,
             upstreamId: model.upstream_id ?? model.id,

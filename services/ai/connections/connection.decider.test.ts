@@ -9,6 +9,7 @@ const groq: Connection = {
   preset: 'groq',
   baseUrl: 'https://api.groq.com/openai/v1',
   encryptedApiKey: 'v1.iv.tag.body',
+  apiVersion: null,
   models: [{ id: 'llama', upstreamId: 'llama-3.1-8b', modalities: ['text', 'stream', 'chat'] }],
 };
 

@@ -6,7 +6,7 @@ import type { Modality } from '../providers/types.ts';
 export const CONNECTIONS_STREAM = 'connections';
 
 /** How a connection's upstream is spoken to. */
-export const CONNECTION_KINDS = ['openai', 'openai_compatible'] as const;
+export const CONNECTION_KINDS = ['openai', 'openai_compatible', 'azure_openai'] as const;
 export type ConnectionKind = (typeof CONNECTION_KINDS)[number];
 
 /** A model a connection serves: `<connection id>/<id>` in the catalog, `upstreamId` at the upstream. */
@@ -24,6 +24,9 @@ export interface Connection {
   preset: string | null;
   baseUrl: string;
   encryptedApiKey: string | null;
+  /** Azure OpenAI's `api-version` (null for the other kinds). */
+  apiVersion: string | null;
+  /** For Azure OpenAI each model's `upstreamId` is its deployment's name. */
   models: ConnectionModel[];
 }
 

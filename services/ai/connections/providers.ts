@@ -1,11 +1,14 @@
 import type { SecretBox } from '../../../shared/crypto.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
 import { openAiEmbeddings } from '../providers/openai-embeddings.ts';
-import { openAiApi, openAiChat, trimSlashes } from '../providers/openai-wire.ts';
+import { type OpenAiCall, openAiApi, openAiChat, trimSlashes } from '../providers/openai-wire.ts';
 import type { Provider } from '../providers/types.ts';
 import type { UpstreamClient } from '../upstream.ts';
 import type { Connection, ConnectionKind } from './connection.ts';
 import { connectionsProjection } from './read-model.ts';
+
+/** The `api-version` of Azure OpenAI's data plane a connection uses unless it names another. */
+export const AZURE_API_VERSION = '2024-10-21';
 
 /**
  * Base URLs of the OpenAI-compatible services a connection can name instead of a URL: the preset
@@ -37,10 +40,20 @@ export function connectionProvider(
   connection: Connection,
 ): Provider {
   const baseUrl = trimSlashes(connection.baseUrl);
+  const azure = connection.kind === 'azure_openai';
   const api = openAiApi(upstream, () => ({
     baseUrl,
     baseUrlVariable: `the base_url of connection ${connection.id}`,
     apiKey: connection.encryptedApiKey === null ? undefined : secrets.decrypt(connection.encryptedApiKey),
+    // Azure OpenAI: the deployment (the model's upstream id) in the path, `api-version` in the query,
+    // the key in `api-key`.
+    ...(azure
+      ? {
+          keyHeader: 'api-key' as const,
+          urlOf: (path: string, call: OpenAiCall) =>
+            `${baseUrl}/openai/deployments/${encodeURIComponent(String((call.json as { model?: unknown }).model))}${path}?api-version=${encodeURIComponent(connection.apiVersion ?? AZURE_API_VERSION)}`,
+        }
+      : {}),
   }));
   return {
     id: connection.id,
@@ -58,7 +71,7 @@ export function connectionProvider(
       })),
     ...openAiChat(api),
     // OpenAI itself answers base64 (smaller); other servers may know floats only.
-    ...openAiEmbeddings(api, (asked) => (connection.kind === 'openai' ? 'base64' : asked)),
+    ...openAiEmbeddings(api, (asked) => (connection.kind === 'openai_compatible' ? asked : 'base64')),
   };
 }
 

@@ -10,6 +10,10 @@ export interface OpenAiEndpoint {
   /** The env variable `baseUrl` comes from. */
   baseUrlVariable: string;
   apiKey: string | undefined;
+  /** The header the key goes in: `Authorization: Bearer` (default), or Azure's `api-key`. */
+  keyHeader?: 'authorization' | 'api-key';
+  /** The URL of a call, when not `baseUrl` + path (Azure: the deployment in the path, `api-version`). */
+  urlOf?: (path: string, call: OpenAiCall) => string;
 }
 
 export const trimSlashes = (url: string) => url.replace(/\/+$/, '');
@@ -29,7 +33,7 @@ export function openAiApi(upstream: UpstreamClient, endpointOf: (env: EnvLookup)
   return {
     secrets: (ctx: CallContext) => [endpointOf(ctx.env).apiKey],
     send(ctx: CallContext, path: string, call: OpenAiCall = {}): Promise<UpstreamResponse> {
-      const { baseUrl, baseUrlVariable, apiKey } = endpointOf(ctx.env);
+      const { baseUrl, baseUrlVariable, apiKey, keyHeader, urlOf } = endpointOf(ctx.env);
       const headers: Record<string, string> = {};
       let body: string | Buffer | undefined;
       if (call.json !== undefined) {
@@ -40,9 +44,10 @@ export function openAiApi(upstream: UpstreamClient, endpointOf: (env: EnvLookup)
         body = call.body;
       }
       if (call.accept) headers.accept = call.accept;
-      if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+      if (apiKey && keyHeader === 'api-key') headers['api-key'] = apiKey;
+      else if (apiKey) headers.authorization = `Bearer ${apiKey}`;
       return upstream.send({
-        url: `${baseUrl}${path}`,
+        url: urlOf ? urlOf(path, call) : `${baseUrl}${path}`,
         method: call.method ?? 'POST',
         headers,
         ...(body === undefined ? {} : { body }),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adminOk, asAdmin } from '../../support/admin.ts';
 import { expectApiError } from '../../support/gateway.ts';
-import { openAiMock, type WireMock } from '../../support/mock-ai-upstreams.ts';
+import { openAiMock, openAiWire, sendJson, type WireMock } from '../../support/mock-ai-upstreams.ts';
 import { type ProviderGateway, startProviderGateway } from './support.ts';
 
 // Provider connections made by an admin, as events: each a provider of the catalog of its own, its
@@ -110,6 +110,37 @@ describe('provider connections', () => {
     expect(expectApiError(noUrl, 400, 'validation_failed').param).toBe('base_url');
     expectApiError(
       await connect({ id: 'Bad Id', preset: 'groq', models: [{ id: 'm' }] }),
+      400,
+      'validation_failed',
+    );
+  });
+
+  it("Azure OpenAI: the deployment in the path, api-version in the query, the key in api-key (Azure's documented wire)", async () => {
+    mock.reply((req, res) => {
+      const path = '/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21';
+      if (req.method !== 'POST' || req.path !== path)
+        return sendJson(res, 404, { error: { message: req.path } });
+      return sendJson(res, 200, openAiWire.completion({ content: 'from azure' }, { model: 'gpt-4o' }));
+    });
+    const made = await connect({
+      id: 'azure-eu',
+      kind: 'azure_openai',
+      base_url: mock.url,
+      api_key: KEY,
+      models: [{ id: 'gpt-4o', upstream_id: 'gpt-4o-prod' }],
+    });
+    expect(made.json).toMatchObject({ kind: 'azure_openai', api_version: '2024-10-21' });
+    const answer = await pg.client().chat.completions.create({
+      model: 'azure-eu/gpt-4o',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    expect(answer.choices[0]?.message.content).toBe('from azure');
+    const sent = mock.requests.at(-1)!;
+    expect(sent.headers['api-key']).toBe(KEY);
+    expect(sent.headers.authorization).toBeUndefined();
+    expect(JSON.parse(sent.body.toString()).messages).toEqual([{ role: 'user', content: 'hello' }]);
+    expectApiError(
+      await connect({ id: 'not-azure', preset: 'groq', api_version: '2024-10-21', models: [{ id: 'm' }] }),
       400,
       'validation_failed',
     );
