@@ -115,6 +115,30 @@ log
     await (await import('./log-copy.ts')).logCopyCommand(configWith({}), opts.from, opts.to);
   });
 
+program
+  .command('apply')
+  .description(
+    'bring a running gateway to a setup file (providers, prices, routes, studios, tokens, budgets, limits): each change an admin call; applying it twice changes nothing',
+  )
+  .requiredOption(
+    '-f, --file <file>',
+    'the setup file (YAML); ${NAME} in it is the environment variable NAME',
+  )
+  .option('--dry-run', 'print what would change, change nothing')
+  .option('--url <url>', "the gateway (default STUDIO_GATEWAY_URL, else this machine's)")
+  .action(async (opts: { file: string; dryRun?: boolean; url?: string }) => {
+    await (await import('./apply.ts')).applyCommand(configWith({}), opts);
+  });
+
+program
+  .command('export')
+  .description("write a running gateway's state as a setup file (keys as ${…} references, tokens by name)")
+  .option('-o, --out <file>', 'the file to write (default: standard output)')
+  .option('--url <url>', "the gateway (default STUDIO_GATEWAY_URL, else this machine's)")
+  .action(async (opts: { out?: string; url?: string }) => {
+    await (await import('./apply.ts')).exportCommand(configWith({}), opts);
+  });
+
 try {
   await program.parseAsync();
 } catch (error) {

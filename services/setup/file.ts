@@ -1,0 +1,86 @@
+import { parse } from 'yaml';
+import { z } from 'zod';
+
+/**
+ * The setup file (`studio apply -f studio.yaml`): the admin state a team keeps in git. Secrets are
+ * never in it: a `${NAME}` in any text is the environment variable NAME, read when applied.
+ */
+export const SetupFile = z.strictObject({
+  providers: z
+    .array(
+      z.strictObject({
+        id: z.string(),
+        kind: z.enum(['openai', 'openai_compatible', 'azure_openai']).optional(),
+        preset: z.string().optional(),
+        base_url: z.string().optional(),
+        api_key: z.string().optional(),
+        api_version: z.string().optional(),
+        models: z.array(
+          z.strictObject({
+            id: z.string(),
+            upstream_id: z.string().optional(),
+            modalities: z.array(z.enum(['chat', 'embed'])).optional(),
+          }),
+        ),
+      }),
+    )
+    .default([]),
+  prices: z.record(z.string(), z.record(z.string(), z.number())).default({}),
+  routes: z.array(z.record(z.string(), z.unknown()).and(z.object({ id: z.string() }))).default([]),
+  studios: z
+    .array(
+      z.strictObject({
+        id: z.string(),
+        name: z.string().optional(),
+        cache_ttl_s: z.number().int().min(0).optional(),
+        tokens: z
+          .array(z.strictObject({ name: z.string().min(1), models: z.array(z.string()).optional() }))
+          .default([]),
+        budgets: z
+          .array(
+            z.strictObject({
+              amount_usd: z.number().positive(),
+              window: z.enum(['day', 'month', 'total']),
+              mode: z.enum(['hard', 'soft']),
+            }),
+          )
+          .max(1, "budgets: one studio-wide budget (a token's is set through the API)")
+          .default([]),
+        limits: z
+          .strictObject({
+            rpm: z.number().int().positive().optional(),
+            tpm: z.number().int().positive().optional(),
+            max_concurrent: z.number().int().positive().optional(),
+          })
+          .optional(),
+      }),
+    )
+    .default([]),
+});
+export type SetupFile = z.infer<typeof SetupFile>;
+
+/** The file's state, its `${NAME}` references read from `env`; a missing one is an error naming it. */
+export function readSetupFile(text: string, env: NodeJS.ProcessEnv): SetupFile {
+  const missing = new Set<string>();
+  const substitute = (value: unknown): unknown => {
+    if (typeof value === 'string')
+      return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
+        const found = env[name];
+        if (found === undefined) missing.add(name);
+        return found ?? '';
+      });
+    if (Array.isArray(value)) return value.map(substitute);
+    if (value !== null && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v)]));
+    return value;
+  };
+  const parsed = substitute(parse(text) ?? {});
+  if (missing.size > 0)
+    throw new Error(`the file names environment variables that are not set: ${[...missing].join(', ')}`);
+  const result = SetupFile.safeParse(parsed);
+  if (!result.success) {
+    const first = result.error.issues[0]!;
+    throw new Error(`${first.path.join('.') || 'the file'}: ${first.message}`);
+  }
+  return result.data;
+}

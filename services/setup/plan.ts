@@ -1,0 +1,189 @@
+import type { SetupFile } from './file.ts';
+
+/** The gateway's admin API as the setup reads and changes it (every change an admin call, so an event). */
+export interface AdminApi {
+  // biome-ignore lint/suspicious/noExplicitAny: the admin API's JSON answers, read field by field below.
+  get(path: string): Promise<any>;
+  // biome-ignore lint/suspicious/noExplicitAny: as above.
+  post(path: string, body: unknown): Promise<any>;
+}
+
+/** One admin call the file asks for, and what it does in words. */
+export interface Change {
+  what: string;
+  path: string;
+  body: unknown;
+  /** The call answers a secret shown once (a new token): where it is in the answer. */
+  secret?: (answer: { user_token?: string }) => string | undefined;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const masked = (key: string) => (key.length >= 12 ? `••••${key.slice(-4)}` : '••••');
+const modalitiesOf = (modes: readonly string[] | undefined) =>
+  [...new Set((modes ?? ['chat']).map((mode) => (mode === 'embed' ? 'embed' : 'chat')))].sort();
+
+/**
+ * The admin calls that bring the gateway to the file's state, in the order they must run
+ * (connections before the routes and prices of their models). What the file leaves out is left as
+ * it is; what already matches asks for nothing, so applying a file twice changes nothing.
+ */
+export async function planSetup(file: SetupFile, api: AdminApi): Promise<Change[]> {
+  const changes: Change[] = [];
+
+  const providers = new Map<string, Record<string, unknown>>(
+    (await api.get('/v1/ai/providers/list')).items.map((p: { id: string }) => [p.id, p]),
+  );
+  for (const wanted of file.providers) {
+    const current = providers.get(wanted.id) as
+      | {
+          kind: string;
+          preset: string | null;
+          base_url: string;
+          api_key: string | null;
+          api_version?: string;
+        }
+      | undefined;
+    const models = (list: { id: string; upstream_id?: string; modalities?: readonly string[] }[]) =>
+      list.map((m) => ({
+        id: m.id.replace(`${wanted.id}/`, ''),
+        upstream_id: m.upstream_id ?? m.id,
+        modalities: modalitiesOf(m.modalities),
+      }));
+    const unchanged =
+      current !== undefined &&
+      (wanted.kind === undefined || wanted.kind === current.kind) &&
+      (wanted.preset ?? null) === current.preset &&
+      (wanted.base_url === undefined || wanted.base_url === current.base_url) &&
+      (wanted.api_version === undefined || wanted.api_version === current.api_version) &&
+      (wanted.api_key === undefined || masked(wanted.api_key) === current.api_key) &&
+      same(models(wanted.models), models((current as unknown as { models: [] }).models));
+    if (!unchanged)
+      changes.push({
+        what: `${current ? 'update' : 'connect'} provider ${wanted.id}`,
+        path: '/v1/ai/providers/upsert',
+        body: wanted,
+      });
+  }
+
+  const prices = new Map<string, Record<string, number>>(
+    (await api.get('/v1/ai/prices')).items.map((p: { model: string }) => [p.model, p]),
+  );
+  for (const [model, price] of Object.entries(file.prices)) {
+    const current = prices.get(model) ?? {};
+    if (Object.entries(price).some(([field, value]) => current[field] !== value))
+      changes.push({
+        what: `set the price of ${model}`,
+        path: '/v1/ai/prices/upsert',
+        body: { model, ...price },
+      });
+  }
+
+  const routes = new Map<string, Record<string, unknown>>(
+    (await api.get('/v1/ai/routes/list')).items.map((r: { id: string }) => [r.id, r]),
+  );
+  for (const wanted of file.routes) {
+    const current = routes.get(wanted.id);
+    const targets = (list: unknown) =>
+      ((list as { model: string; weight?: number }[] | undefined) ?? []).map((t) => ({
+        model: t.model,
+        weight: t.weight ?? 1,
+      }));
+    const unchanged =
+      current !== undefined &&
+      Object.entries(wanted).every(([field, value]) =>
+        field === 'targets' ? same(targets(value), targets(current.targets)) : same(value, current[field]),
+      );
+    if (!unchanged)
+      changes.push({
+        what: `${current ? 'update' : 'create'} route ${wanted.id}`,
+        path: '/v1/ai/routes/upsert',
+        body: wanted,
+      });
+  }
+
+  const studios = new Map<string, { cache_ttl_s: number; status: string }>(
+    (await api.get('/v1/studios/list')).items.map((s: { id: string }) => [s.id, s]),
+  );
+  for (const wanted of file.studios) {
+    const studio = studios.get(wanted.id);
+    const id = wanted.id;
+    if (!studio) {
+      changes.push({
+        what: `create studio ${id}`,
+        path: '/v1/studios/create',
+        body: {
+          studio_id: id,
+          name: wanted.name ?? id,
+          ...(wanted.cache_ttl_s === undefined ? {} : { cache_ttl_s: wanted.cache_ttl_s }),
+        },
+      });
+    } else if (wanted.cache_ttl_s !== undefined && wanted.cache_ttl_s !== studio.cache_ttl_s) {
+      changes.push({
+        what: `set the cache of studio ${id}`,
+        path: '/v1/studios/settings',
+        body: { studio_id: id, cache_ttl_s: wanted.cache_ttl_s },
+      });
+    }
+    const of = async (path: string) =>
+      studio ? (await api.get(`${path}?studio_id=${encodeURIComponent(id)}`)).items : [];
+    const names = new Set(
+      (await of('/v1/studios/tokens/list'))
+        .filter((t: { revoked_at: string | null }) => !t.revoked_at)
+        .map((t: { name: string }) => t.name),
+    );
+    for (const token of wanted.tokens) {
+      if (names.has(token.name)) continue;
+      changes.push({
+        what: `issue token ${token.name} of studio ${id}`,
+        path: '/v1/studios/tokens/apply',
+        body: { studio_id: id, name: token.name, ...(token.models ? { models: token.models } : {}) },
+        secret: (answer) => answer.user_token,
+      });
+    }
+    const budget = (await of('/v1/studios/budgets/list')).find(
+      (b: { token_id: string | null }) => b.token_id === null,
+    );
+    for (const wantedBudget of wanted.budgets) {
+      if (
+        budget &&
+        same(
+          [budget.amount_usd, budget.window, budget.mode],
+          [wantedBudget.amount_usd, wantedBudget.window, wantedBudget.mode],
+        )
+      )
+        continue;
+      changes.push({
+        what: `set the budget of studio ${id}`,
+        path: '/v1/studios/budgets/set',
+        body: { studio_id: id, ...wantedBudget },
+      });
+    }
+    if (wanted.limits) {
+      const limits = (await of('/v1/studios/limits/list')).find(
+        (l: { token_id: string | null }) => l.token_id === null,
+      );
+      const fields = ['rpm', 'tpm', 'max_concurrent'] as const;
+      if (!limits || fields.some((field) => (wanted.limits![field] ?? null) !== (limits[field] ?? null)))
+        changes.push({
+          what: `set the limits of studio ${id}`,
+          path: '/v1/studios/limits/set',
+          body: { studio_id: id, ...wanted.limits },
+        });
+    }
+  }
+  return changes;
+}
+
+/** Runs the changes in order; answers the secrets they showed once (a new token's), by change. */
+export async function applyChanges(
+  changes: readonly Change[],
+  api: AdminApi,
+): Promise<{ what: string; secret: string }[]> {
+  const secrets: { what: string; secret: string }[] = [];
+  for (const change of changes) {
+    const answer = await api.post(change.path, change.body);
+    const secret = change.secret?.(answer);
+    if (secret) secrets.push({ what: change.what, secret });
+  }
+  return secrets;
+}
