@@ -95,6 +95,10 @@ export function connectionActions(deps: AiDeps) {
           throw new ApiError('validation_failed', 'kind: or a preset', { param: 'kind' });
         if (baseUrl === undefined)
           throw new ApiError('validation_failed', 'base_url: or a preset', { param: 'base_url' });
+        if (kind === 'anthropic' && input.models.some((model) => model.modalities?.includes('embed')))
+          throw new ApiError('validation_failed', 'models: Anthropic has no embedding models', {
+            param: 'models',
+          });
         if (input.api_version !== undefined && kind !== 'azure_openai')
           throw new ApiError('validation_failed', 'api_version: for azure_openai connections only', {
             param: 'api_version',

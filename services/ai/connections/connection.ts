@@ -6,7 +6,7 @@ import type { Modality } from '../providers/types.ts';
 export const CONNECTIONS_STREAM = 'connections';
 
 /** How a connection's upstream is spoken to. */
-export const CONNECTION_KINDS = ['openai', 'openai_compatible', 'azure_openai'] as const;
+export const CONNECTION_KINDS = ['openai', 'openai_compatible', 'azure_openai', 'anthropic'] as const;
 export type ConnectionKind = (typeof CONNECTION_KINDS)[number];
 
 /** A model a connection serves: `<connection id>/<id>` in the catalog, `upstreamId` at the upstream. */

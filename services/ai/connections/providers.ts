@@ -1,5 +1,6 @@
 import type { SecretBox } from '../../../shared/crypto.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
+import { ANTHROPIC_BASE_URL, anthropicApi } from '../providers/anthropic.ts';
 import { openAiEmbeddings } from '../providers/openai-embeddings.ts';
 import { type OpenAiCall, openAiApi, openAiChat, trimSlashes } from '../providers/openai-wire.ts';
 import type { Provider } from '../providers/types.ts';
@@ -16,6 +17,7 @@ export const AZURE_API_VERSION = '2024-10-21';
  */
 export const PRESETS: Readonly<Record<string, { kind: ConnectionKind; baseUrl: string }>> = {
   openai: { kind: 'openai', baseUrl: 'https://api.openai.com/v1' },
+  anthropic: { kind: 'anthropic', baseUrl: ANTHROPIC_BASE_URL },
   groq: { kind: 'openai_compatible', baseUrl: 'https://api.groq.com/openai/v1' },
   together: { kind: 'openai_compatible', baseUrl: 'https://api.together.xyz/v1' },
   mistral: { kind: 'openai_compatible', baseUrl: 'https://api.mistral.ai/v1' },
@@ -40,22 +42,9 @@ export function connectionProvider(
   connection: Connection,
 ): Provider {
   const baseUrl = trimSlashes(connection.baseUrl);
-  const azure = connection.kind === 'azure_openai';
-  const api = openAiApi(upstream, () => ({
-    baseUrl,
-    baseUrlVariable: `the base_url of connection ${connection.id}`,
-    apiKey: connection.encryptedApiKey === null ? undefined : secrets.decrypt(connection.encryptedApiKey),
-    // Azure OpenAI: the deployment (the model's upstream id) in the path, `api-version` in the query,
-    // the key in `api-key`.
-    ...(azure
-      ? {
-          keyHeader: 'api-key' as const,
-          urlOf: (path: string, call: OpenAiCall) =>
-            `${baseUrl}/openai/deployments/${encodeURIComponent(String((call.json as { model?: unknown }).model))}${path}?api-version=${encodeURIComponent(connection.apiVersion ?? AZURE_API_VERSION)}`,
-        }
-      : {}),
-  }));
-  return {
+  const apiKey = () =>
+    connection.encryptedApiKey === null ? undefined : secrets.decrypt(connection.encryptedApiKey);
+  const described = {
     id: connection.id,
     name: `${connection.id} (${connection.preset ?? connection.kind})`,
     env: [],
@@ -69,6 +58,33 @@ export function connectionProvider(
         meta: {},
         upstreamModel: model.upstreamId,
       })),
+  };
+  if (connection.kind === 'anthropic') {
+    // Anthropic's Messages API: native to the gateway's Messages clients, translated for chat.
+    const where = {
+      baseUrl: () => baseUrl,
+      apiKey,
+      baseUrlVariable: `the base_url of connection ${connection.id}`,
+    };
+    return { ...described, ...anthropicApi(upstream, where) };
+  }
+  const azure = connection.kind === 'azure_openai';
+  const api = openAiApi(upstream, () => ({
+    baseUrl,
+    baseUrlVariable: `the base_url of connection ${connection.id}`,
+    apiKey: apiKey(),
+    // Azure OpenAI: the deployment (the model's upstream id) in the path, `api-version` in the query,
+    // the key in `api-key`.
+    ...(azure
+      ? {
+          keyHeader: 'api-key' as const,
+          urlOf: (path: string, call: OpenAiCall) =>
+            `${baseUrl}/openai/deployments/${encodeURIComponent(String((call.json as { model?: unknown }).model))}${path}?api-version=${encodeURIComponent(connection.apiVersion ?? AZURE_API_VERSION)}`,
+        }
+      : {}),
+  }));
+  return {
+    ...described,
     ...openAiChat(api),
     // OpenAI itself answers base64 (smaller); other servers may know floats only.
     ...openAiEmbeddings(api, (asked) => (connection.kind === 'openai_compatible' ? asked : 'base64')),

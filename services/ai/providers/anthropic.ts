@@ -11,7 +11,8 @@ import { errorMessageOf, readEvents, readJson } from './body.ts';
 import { trimSlashes } from './openai-wire.ts';
 import type { CallContext, Modality, ModelDefinition, Provider } from './types.ts';
 
-const DEFAULT_BASE_URL = 'https://api.anthropic.com';
+export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+const DEFAULT_BASE_URL = ANTHROPIC_BASE_URL;
 const VERSION = '2023-06-01';
 const CHAT: Modality[] = ['text', 'stream', 'chat'];
 
@@ -33,15 +34,50 @@ const MODELS = [
   model('claude-haiku-4-5', 'Claude Haiku 4.5', 64_000),
 ];
 
+/** Where an Anthropic API is, read at each call: the built-in provider's from env, a connection's from the log. */
+export interface AnthropicEndpoint {
+  baseUrl(ctx: CallContext): string;
+  apiKey(ctx: CallContext): string | undefined;
+  /** Named in errors about the base URL. */
+  baseUrlVariable: string;
+}
+
+const FROM_ENV: AnthropicEndpoint = {
+  baseUrl: (ctx) => ctx.env.get('ANTHROPIC_BASE_URL') || DEFAULT_BASE_URL,
+  apiKey: (ctx) => ctx.env.get('ANTHROPIC_API_KEY'),
+  baseUrlVariable: 'ANTHROPIC_BASE_URL',
+};
+
 /**
  * Anthropic's Messages API: translated to and from OpenAI's chat format (streaming and tools
  * included), and spoken natively to clients of the gateway's own Messages API.
  */
 export function anthropicProvider(upstream: UpstreamClient): Provider {
+  return {
+    ...anthropicApi(upstream, FROM_ENV),
+    id: 'anthropic',
+    name: 'Anthropic',
+    env: [
+      { key: 'ANTHROPIC_API_KEY', description: 'Anthropic API key', required: true },
+      {
+        key: 'ANTHROPIC_BASE_URL',
+        description: `API base URL (default ${DEFAULT_BASE_URL})`,
+        required: false,
+      },
+    ],
+    models: () => MODELS,
+  };
+}
+
+/** The calls of a provider that speaks Anthropic's Messages API at `where`. */
+export function anthropicApi(
+  upstream: UpstreamClient,
+  where: AnthropicEndpoint,
+): Pick<Provider, 'chat' | 'chatStream' | 'messages' | 'messagesStream' | 'countTokens'> {
   const send = (ctx: CallContext, path: string, body: object, call?: Omit<MessagesCall, 'body'>) => {
-    const apiKey = ctx.env.get('ANTHROPIC_API_KEY');
+    const apiKey = where.apiKey(ctx);
     return upstream.send({
-      url: `${trimSlashes(ctx.env.get('ANTHROPIC_BASE_URL') || DEFAULT_BASE_URL)}${path}`,
+      url: `${trimSlashes(where.baseUrl(ctx))}${path}`,
       headers: {
         'content-type': 'application/json',
         'anthropic-version': call?.version ?? VERSION,
@@ -52,14 +88,14 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
       signal: ctx.signal,
       secrets: [apiKey],
       tenant: ctx.tenant,
-      baseUrlVariable: 'ANTHROPIC_BASE_URL',
+      baseUrlVariable: where.baseUrlVariable,
       ...(ctx.retries === undefined ? {} : { retries: ctx.retries }),
     });
   };
 
   /** The stream's events up to `message_stop`; an `error` event or an early end is a 502. */
   async function* events(response: Awaited<ReturnType<typeof send>>, ctx: CallContext) {
-    const secrets = [ctx.env.get('ANTHROPIC_API_KEY')];
+    const secrets = [where.apiKey(ctx)];
     for await (const { event, data } of readEvents(response, ctx.signal)) {
       if (data === '[DONE]') continue;
       const type = event ?? String(data.type);
@@ -75,18 +111,6 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
   const withModel = (m: ModelDefinition, call: MessagesCall) => ({ ...call.body, model: m.upstreamModel });
 
   return {
-    id: 'anthropic',
-    name: 'Anthropic',
-    env: [
-      { key: 'ANTHROPIC_API_KEY', description: 'Anthropic API key', required: true },
-      {
-        key: 'ANTHROPIC_BASE_URL',
-        description: `API base URL (default ${DEFAULT_BASE_URL})`,
-        required: false,
-      },
-    ],
-    models: () => MODELS,
-
     async chat(m, request, ctx) {
       const response = await send(ctx, '/v1/messages', toAnthropic(request, m.upstreamModel));
       const message = await readJson<AnthropicResponse>(response, ctx.signal);

@@ -1,7 +1,14 @@
+import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adminOk, asAdmin } from '../../support/admin.ts';
 import { expectApiError } from '../../support/gateway.ts';
-import { openAiMock, openAiWire, sendJson, type WireMock } from '../../support/mock-ai-upstreams.ts';
+import {
+  anthropicMock,
+  openAiMock,
+  openAiWire,
+  sendJson,
+  type WireMock,
+} from '../../support/mock-ai-upstreams.ts';
 import { type ProviderGateway, startProviderGateway } from './support.ts';
 
 // Provider connections made by an admin, as events: each a provider of the catalog of its own, its
@@ -144,6 +151,45 @@ describe('provider connections', () => {
       400,
       'validation_failed',
     );
+  });
+
+  it("Anthropic: the Messages API at the connection's URL with its x-api-key, native for Anthropic's client and translated for OpenAI's", async () => {
+    const claude = await anthropicMock();
+    try {
+      const made = await connect({
+        id: 'claude-eu',
+        kind: 'anthropic',
+        base_url: claude.url,
+        api_key: KEY,
+        models: [{ id: 'sonnet', upstream_id: 'claude-sonnet-4-5' }],
+      });
+      expect(made.status, made.text).toBe(200);
+      const anthropic = new Anthropic({
+        baseURL: `${pg.gw.url}/v1/ai/anthropic`,
+        apiKey: pg.token,
+        maxRetries: 0,
+      });
+      const message = await anthropic.messages.create({
+        model: 'claude-eu/sonnet',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'hello' }],
+      });
+      expect(message.type).toBe('message');
+      const sent = claude.requests.at(-1)!;
+      expect(sent.path).toBe('/v1/messages');
+      expect(sent.headers['x-api-key']).toBe(KEY);
+      expect(JSON.parse(sent.body.toString()).model).toBe('claude-sonnet-4-5');
+      const answer = await pg.client().chat.completions.create({
+        model: 'claude-eu/sonnet',
+        messages: [{ role: 'user', content: 'hello' }],
+      });
+      expect(answer.choices[0]?.message.role).toBe('assistant');
+      expect(JSON.parse(claude.requests.at(-1)!.body.toString()).messages).toEqual([
+        { role: 'user', content: [{ type: 'text', text: 'hello' }] },
+      ]);
+    } finally {
+      await claude.close();
+    }
   });
 
   it('user tokens may not touch connections', async () => {
