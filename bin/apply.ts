@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { exportSetup } from '../services/setup/export.ts';
-import { readSetupFile } from '../services/setup/file.ts';
+import { readSetupFile, SetupError } from '../services/setup/file.ts';
 import { type AdminApi, applyChanges, planSetup } from '../services/setup/plan.ts';
 import type { ProcessConfig } from '../shared/config.ts';
 
@@ -41,36 +41,46 @@ async function adminApi(config: ProcessConfig, url: string | undefined): Promise
   return { get: (path) => call('GET', path), post: (path, body) => call('POST', path, body) };
 }
 
-class SetupError extends Error {}
-
 /** `studio apply -f <file> [--dry-run]`: the calls that bring the gateway to the file, printed, then made. */
-export async function applyCommand(
-  config: ProcessConfig,
-  opts: { file: string; dryRun?: boolean; url?: string },
-) {
-  try {
-    const file = readSetupFile(await readFile(opts.file, 'utf8'), process.env);
+export function applyCommand(config: ProcessConfig, opts: { file: string; dryRun?: boolean; url?: string }) {
+  return toldWhatIsWrong('apply', async () => {
+    const text = await readFile(opts.file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new SetupError(`cannot read ${opts.file} (${error.code ?? error.message})`);
+    });
+    const file = readSetupFile(text, process.env);
     const api = await adminApi(config, opts.url);
     const changes = await planSetup(file, api);
     if (changes.length === 0) {
       console.log('nothing to change: the gateway is as the file says');
       return;
     }
-    for (const change of changes) console.log(`${opts.dryRun ? 'would ' : ''}${change.what}`);
-    if (opts.dryRun) return;
-    const secrets = await applyChanges(changes, api);
-    for (const { what, secret } of secrets) console.log(`${what}: ${secret}  (shown once: keep it now)`);
+    if (opts.dryRun) {
+      for (const change of changes) console.log(`would ${change.what}`);
+      return;
+    }
+    await applyChanges(changes, api, (change, secret) =>
+      console.log(secret ? `${change.what}: ${secret}  (shown once: keep it now)` : change.what),
+    );
     console.log(`${changes.length} change${changes.length === 1 ? '' : 's'} applied`);
+  });
+}
+
+/** Runs a command; what is wrong with its file or the gateway is said in one line (exit 2), not as a stack. */
+async function toldWhatIsWrong(command: string, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
   } catch (error) {
-    if (!(error instanceof SetupError || error instanceof Error)) throw error;
-    console.error(`studio apply: ${error.message}`);
+    if (!(error instanceof SetupError)) throw error;
+    console.error(`studio ${command}: ${error.message}`);
     process.exit(2);
   }
 }
 
 /** `studio export [-o file]`: the gateway's state as a setup file (secrets as `${…}` references). */
-export async function exportCommand(config: ProcessConfig, opts: { out?: string; url?: string }) {
-  const text = stringify(await exportSetup(await adminApi(config, opts.url)));
-  if (opts.out) await writeFile(opts.out, text);
-  else process.stdout.write(text);
+export function exportCommand(config: ProcessConfig, opts: { out?: string; url?: string }) {
+  return toldWhatIsWrong('export', async () => {
+    const text = stringify(await exportSetup(await adminApi(config, opts.url)));
+    if (opts.out) await writeFile(opts.out, text);
+    else process.stdout.write(text);
+  });
 }

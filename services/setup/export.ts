@@ -1,5 +1,5 @@
 import type { SetupFile } from './file.ts';
-import type { AdminApi } from './plan.ts';
+import { type AdminApi, modalitiesOf, type ProviderView } from './plan.ts';
 
 const ROUTE_FIELDS = ['strategy', 'retry_on', 'max_attempts', 'timeout_ms', 'cooldown'] as const;
 
@@ -8,29 +8,19 @@ const ROUTE_FIELDS = ['strategy', 'retry_on', 'max_attempts', 'timeout_ms', 'coo
  * `${<ID>_API_KEY}` references (never their values), tokens by name (never their secrets).
  */
 export async function exportSetup(api: AdminApi): Promise<SetupFile> {
-  const providers = (await api.get('/v1/ai/providers/list')).items.map(
-    (p: {
-      id: string;
-      kind: string;
-      preset: string | null;
-      base_url: string;
-      api_key: string | null;
-      api_version?: string;
-      models: { id: string; upstream_id: string; modalities: string[] }[];
-    }) => ({
-      id: p.id,
-      kind: p.kind,
-      ...(p.preset ? { preset: p.preset } : {}),
-      base_url: p.base_url,
-      ...(p.api_key ? { api_key: `\${${p.id.toUpperCase().replace(/-/g, '_')}_API_KEY}` } : {}),
-      ...(p.api_version ? { api_version: p.api_version } : {}),
-      models: p.models.map((m) => ({
-        id: m.id.replace(`${p.id}/`, ''),
-        upstream_id: m.upstream_id,
-        modalities: [...new Set(m.modalities.map((mode) => (mode === 'embed' ? 'embed' : 'chat')))],
-      })),
-    }),
-  );
+  const providers = (await api.get('/v1/ai/providers/list')).items.map((p: ProviderView) => ({
+    id: p.id,
+    kind: p.kind,
+    ...(p.preset ? { preset: p.preset } : {}),
+    base_url: p.base_url,
+    ...(p.api_key ? { api_key: `\${${p.id.toUpperCase().replace(/-/g, '_')}_API_KEY}` } : {}),
+    ...(p.api_version ? { api_version: p.api_version } : {}),
+    models: p.models.map((m) => ({
+      id: m.id.replace(`${p.id}/`, ''),
+      upstream_id: m.upstream_id,
+      modalities: modalitiesOf(m.modalities),
+    })),
+  }));
   const prices: SetupFile['prices'] = {};
   for (const { model, source, ...price } of (await api.get('/v1/ai/prices')).items) {
     if (source === 'override') prices[model] = price;

@@ -59,6 +59,9 @@ export const SetupFile = z.strictObject({
 });
 export type SetupFile = z.infer<typeof SetupFile>;
 
+/** What is wrong with a setup file or reaching the gateway: said to the user as it is. */
+export class SetupError extends Error {}
+
 /** The file's state, its `${NAME}` references read from `env`; a missing one is an error naming it. */
 export function readSetupFile(text: string, env: NodeJS.ProcessEnv): SetupFile {
   const missing = new Set<string>();
@@ -74,13 +77,19 @@ export function readSetupFile(text: string, env: NodeJS.ProcessEnv): SetupFile {
       return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v)]));
     return value;
   };
-  const parsed = substitute(parse(text) ?? {});
+  let yaml: unknown;
+  try {
+    yaml = parse(text);
+  } catch (error) {
+    throw new SetupError(`the file is not YAML: ${(error as Error).message}`);
+  }
+  const parsed = substitute(yaml ?? {});
   if (missing.size > 0)
-    throw new Error(`the file names environment variables that are not set: ${[...missing].join(', ')}`);
+    throw new SetupError(`the file names environment variables that are not set: ${[...missing].join(', ')}`);
   const result = SetupFile.safeParse(parsed);
   if (!result.success) {
     const first = result.error.issues[0]!;
-    throw new Error(`${first.path.join('.') || 'the file'}: ${first.message}`);
+    throw new SetupError(`${first.path.join('.') || 'the file'}: ${first.message}`);
   }
   return result.data;
 }

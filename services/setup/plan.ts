@@ -1,3 +1,4 @@
+import { mask } from '../env/reader.ts';
 import type { SetupFile } from './file.ts';
 
 /** The gateway's admin API as the setup reads and changes it (every change an admin call, so an event). */
@@ -17,9 +18,20 @@ export interface Change {
   secret?: (answer: { user_token?: string }) => string | undefined;
 }
 
+/** A provider connection as `GET /v1/ai/providers/list` shows it (its key masked). */
+export interface ProviderView {
+  id: string;
+  kind: string;
+  preset: string | null;
+  base_url: string;
+  api_key: string | null;
+  api_version?: string;
+  models: { id: string; upstream_id: string; modalities: string[] }[];
+}
+
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-const masked = (key: string) => (key.length >= 12 ? `••••${key.slice(-4)}` : '••••');
-const modalitiesOf = (modes: readonly string[] | undefined) =>
+/** A model's modalities as a setup file says them: `chat` (text, stream and chat) and `embed`. */
+export const modalitiesOf = (modes: readonly string[] | undefined) =>
   [...new Set((modes ?? ['chat']).map((mode) => (mode === 'embed' ? 'embed' : 'chat')))].sort();
 
 /**
@@ -30,19 +42,11 @@ const modalitiesOf = (modes: readonly string[] | undefined) =>
 export async function planSetup(file: SetupFile, api: AdminApi): Promise<Change[]> {
   const changes: Change[] = [];
 
-  const providers = new Map<string, Record<string, unknown>>(
-    (await api.get('/v1/ai/providers/list')).items.map((p: { id: string }) => [p.id, p]),
+  const providers = new Map<string, ProviderView>(
+    ((await api.get('/v1/ai/providers/list')).items as ProviderView[]).map((p) => [p.id, p]),
   );
   for (const wanted of file.providers) {
-    const current = providers.get(wanted.id) as
-      | {
-          kind: string;
-          preset: string | null;
-          base_url: string;
-          api_key: string | null;
-          api_version?: string;
-        }
-      | undefined;
+    const current = providers.get(wanted.id);
     const models = (list: { id: string; upstream_id?: string; modalities?: readonly string[] }[]) =>
       list.map((m) => ({
         id: m.id.replace(`${wanted.id}/`, ''),
@@ -55,8 +59,8 @@ export async function planSetup(file: SetupFile, api: AdminApi): Promise<Change[
       (wanted.preset ?? null) === current.preset &&
       (wanted.base_url === undefined || wanted.base_url === current.base_url) &&
       (wanted.api_version === undefined || wanted.api_version === current.api_version) &&
-      (wanted.api_key === undefined || masked(wanted.api_key) === current.api_key) &&
-      same(models(wanted.models), models((current as unknown as { models: [] }).models));
+      (wanted.api_key === undefined || mask(wanted.api_key) === current.api_key) &&
+      same(models(wanted.models), models(current.models));
     if (!unchanged)
       changes.push({
         what: `${current ? 'update' : 'connect'} provider ${wanted.id}`,
@@ -174,15 +178,20 @@ export async function planSetup(file: SetupFile, api: AdminApi): Promise<Change[
   return changes;
 }
 
-/** Runs the changes in order; answers the secrets they showed once (a new token's), by change. */
+/**
+ * Runs the changes in order, telling `applied` of each as soon as it is made (with the secret it
+ * showed once, if any), so a failure later on loses no secret already issued; answers those secrets.
+ */
 export async function applyChanges(
   changes: readonly Change[],
   api: AdminApi,
+  applied: (change: Change, secret: string | undefined) => void = () => undefined,
 ): Promise<{ what: string; secret: string }[]> {
   const secrets: { what: string; secret: string }[] = [];
   for (const change of changes) {
     const answer = await api.post(change.path, change.body);
     const secret = change.secret?.(answer);
+    applied(change, secret);
     if (secret) secrets.push({ what: change.what, secret });
   }
   return secrets;

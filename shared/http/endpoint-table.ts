@@ -16,6 +16,8 @@ interface PathEntries {
 }
 
 const segmentsOf = (path: string) => path.split('/').filter((segment) => segment !== '');
+/** An exact path's key: lower case, no slash at either end (`/Health/` → `health`). */
+const keyOf = (path: string) => path.toLowerCase().replace(/^\/+|\/+$/g, '');
 
 /**
  * The endpoints a server serves at paths of their own (`/health`, `/api/sdk/sessions/:id`), each with
@@ -56,8 +58,11 @@ export class EndpointTable {
 
   /** Serves the request when its path is an endpoint's (settling once served); else undefined. */
   serve(req: ServedRequest, res: ServedResponse, path: string): Promise<void> | undefined {
-    const asked = segmentsOf(path);
-    const found = this.#exact.get(asked.join('/').toLowerCase()) ?? this.#patternFor(asked);
+    // Most requests name a path of their own exactly: looked up without splitting it (a /v1 action
+    // misses here at the cost of one lower-casing); the path is split only for the patterns.
+    const exact = this.#exact.get(keyOf(path));
+    const asked = exact === undefined && this.#patterns.length > 0 ? segmentsOf(path) : [];
+    const found = exact ?? this.#patternFor(asked);
     if (!found) return undefined;
     const method: HttpMethod | undefined =
       req.method === 'GET' || req.method === 'HEAD' ? 'GET' : req.method === 'POST' ? 'POST' : undefined;

@@ -35,7 +35,11 @@ export interface AdmissionAnswer {
   full: boolean[];
 }
 
-/** What a generation gives back when it ends: its slots, and the tokens it used charged. */
+/**
+ * What a generation gives back when it ends: its slots, and the tokens it used charged. A charge may
+ * be negative (an attempt given back); a count never goes below 0, so a give-back that lands after its
+ * window ended cannot lend the next window an attempt.
+ */
 export interface Settlement {
   slots: readonly string[];
   leaseId: string;
@@ -67,8 +71,9 @@ export function memoryAdmissions(now: () => number = Date.now): AdmissionStore {
   const add = (key: string, amount: number, at: number, windowMs: number) => {
     const count = countAt(key, at);
     const endsAt = count.used === 0 ? at + windowMs : count.endsAt;
-    counts.set(key, { used: count.used + amount, endsAt });
-    return { used: count.used + amount, resetMs: endsAt - at };
+    const used = Math.max(0, count.used + amount);
+    counts.set(key, { used, endsAt });
+    return { used, resetMs: endsAt - at };
   };
   return {
     async admit(ask) {

@@ -12,14 +12,14 @@ export const CREATE_LEASES_TABLE = `CREATE UNLOGGED TABLE IF NOT EXISTS ${LEASES
 
 /**
  * Adds `p_amount` to a count in its fixed window (a row whose `expire` has passed starts a new
- * window), and answers the count and its window's end.
+ * window), never below 0, and answers the count and its window's end.
  */
 const CREATE_COUNT_FUNCTION = `CREATE OR REPLACE FUNCTION studio_rate_count(
   p_key varchar, p_amount integer, p_now bigint, p_window_ms bigint, OUT used integer, OUT ends_at bigint
 ) LANGUAGE sql AS $$
-  INSERT INTO ${COUNTERS_TABLE} AS c (key, points, expire) VALUES (p_key, p_amount, p_now + p_window_ms)
+  INSERT INTO ${COUNTERS_TABLE} AS c (key, points, expire) VALUES (p_key, GREATEST(p_amount, 0), p_now + p_window_ms)
   ON CONFLICT (key) DO UPDATE SET
-    points = CASE WHEN c.expire IS NULL OR c.expire > p_now THEN c.points + p_amount ELSE p_amount END,
+    points = GREATEST(CASE WHEN c.expire IS NULL OR c.expire > p_now THEN c.points + p_amount ELSE p_amount END, 0),
     expire = CASE WHEN c.expire IS NULL OR c.expire > p_now THEN c.expire ELSE p_now + p_window_ms END
   RETURNING points, expire
 $$`;

@@ -48,12 +48,12 @@ end
 return answer`;
 
 // KEYS: the slot keys, then the token keys. ARGV: how many slot keys, the lease id, the window,
-// then each token key's charge.
+// then each token key's charge (a count never goes below 0).
 const SETTLE = `
 local ns, lease, window = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 for i = 1, ns do redis.call('ZREM', KEYS[i], lease) end
 for i = ns + 1, #KEYS do
-  redis.call('INCRBY', KEYS[i], ARGV[3 + i - ns])
+  if redis.call('INCRBY', KEYS[i], ARGV[3 + i - ns]) < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') end
   if redis.call('PTTL', KEYS[i]) < 0 then redis.call('PEXPIRE', KEYS[i], window) end
 end
 return 0`;

@@ -177,6 +177,25 @@ describe.each(KINDS)('admissions on $name', (kind) => {
     // The slot was not looked at, let alone taken: the first lease was given back, so one is free.
     expect(await takeSlot(b, slot, 'after', 1)).toBe(true);
   });
+
+  run('a count given back below nothing stays at 0: the next window lends no attempt', async () => {
+    const [a, b] = await stores();
+    const requests = [{ key: key(), limit: 1 }];
+    await a.admissions.settle({
+      slots: [],
+      leaseId: 'x',
+      tokens: [{ key: requests[0]!.key, charge: -1 }],
+      windowMs: WINDOW_MS,
+    });
+    expect(await b.admissions.admit(ask({ requests }))).toMatchObject({
+      admitted: true,
+      requests: [{ used: 1 }],
+    });
+    expect(await a.admissions.admit(ask({ requests }))).toMatchObject({
+      admitted: false,
+      requests: [{ used: 1 }],
+    });
+  });
 });
 
 describe('REDIS_URL that no Redis answers', () => {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -35,7 +35,31 @@ for (const file of SOURCE_FOLDERS.flatMap(sourceFiles)) {
 const arrows = [...graph.values()].flat();
 const under = (folder: string) => (path: string) => path.startsWith(`${folder}/`);
 
+/** Every tracked source file of the repository: code, tests, benchmarks, the consoles. */
+function everySource(): string[] {
+  return ['shared', 'projections', 'services', 'bin', 'sdk', 'test', 'bench', 'console/src', 'infra'].flatMap(
+    (folder) =>
+      readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
+        .filter(
+          (path) => /\.(ts|tsx|mjs)$/.test(path) && !/(^|\/)(node_modules|dist|generated)(\/|$)/.test(path),
+        )
+        .map((path) => join(folder, path)),
+  );
+}
+
 describe('import arrows', () => {
+  it('every relative import names a file of this repository (none reaches outside it)', () => {
+    const outside: string[] = [];
+    for (const file of everySource()) {
+      for (const m of readFileSync(join(ROOT, file), 'utf8').matchAll(IMPORT)) {
+        const target = resolve(ROOT, dirname(file), m[1]!);
+        const found = existsSync(target) || existsSync(target.replace(/\.js$/, '.ts'));
+        if (!target.startsWith(`${ROOT}/`) || !found) outside.push(`${file} → ${m[1]}`);
+      }
+    }
+    expect(outside).toEqual([]);
+  });
+
   it('reads some source', () => {
     expect(graph.size).toBeGreaterThan(150);
   });

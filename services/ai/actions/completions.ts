@@ -66,7 +66,7 @@ function chatRequestOf(
     ...(request.presence_penalty == null ? {} : { presence_penalty: request.presence_penalty }),
     ...(request.frequency_penalty == null ? {} : { frequency_penalty: request.frequency_penalty }),
     ...(request.seed == null ? {} : { seed: request.seed }),
-  } as ChatRequest;
+  };
 }
 
 /** POST /v1/ai/completions: OpenAI's legacy completions, streaming included, for every chat model. */

@@ -4,6 +4,7 @@ import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import { mask } from '../../env/reader.ts';
 import type { AiDeps } from '../deps.ts';
+import type { Modality } from '../providers/types.ts';
 import { CONNECTION_KINDS, CONNECTIONS_STREAM, type Connection, connectionsDecider } from './connection.ts';
 import { AZURE_API_VERSION, PRESETS } from './providers.ts';
 import { type ConnectionRecord, connectionsProjection } from './read-model.ts';
@@ -40,6 +41,12 @@ const UpsertInput = z.strictObject({
     .min(1, 'models: the models the connection serves')
     .max(500),
 });
+
+/** `chat` serves text, stream and chat completions; `embed` embeddings. */
+const modalitiesOf = (asked: readonly (typeof MODALITIES)[number][]): Modality[] => [
+  ...(asked.includes('chat') ? (['text', 'stream', 'chat'] as const) : []),
+  ...(asked.includes('embed') ? (['embed'] as const) : []),
+];
 
 /** `/v1/ai/providers/*`: the upstreams admins connect, each a provider of the catalog of its own. */
 export function connectionActions(deps: AiDeps) {
@@ -117,9 +124,7 @@ export function connectionActions(deps: AiDeps) {
           models: input.models.map((model) => ({
             id: model.id,
             upstreamId: model.upstream_id ?? model.id,
-            modalities: model.modalities?.includes('embed')
-              ? [...(model.modalities.includes('chat') ? (['text', 'stream', 'chat'] as const) : []), 'embed']
-              : ['text', 'stream', 'chat'],
+            modalities: modalitiesOf(model.modalities ?? ['chat']),
           })),
         };
         await run({ type: 'SetConnection', connection }, ctx.metadata);
