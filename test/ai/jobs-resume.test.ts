@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { devProvider } from '../../services/ai/providers/dev.ts';
+import { devProvider } from '../../services/ai/providers/dev/provider.ts';
 import type { Provider, VideoProgress } from '../../services/ai/providers/types.ts';
 import { type RunningGateway, startGateway } from '../../services/gateway/gateway.ts';
 import { loadConfig } from '../../shared/config.ts';

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completionId, nowSeconds } from '../../services/ai/chat/ids.ts';
 import type { ChatChunk } from '../../services/ai/chat/wire.ts';
-import { devProvider } from '../../services/ai/providers/dev.ts';
+import { devProvider } from '../../services/ai/providers/dev/provider.ts';
 import type { Provider } from '../../services/ai/providers/types.ts';
 import { type RunningGateway, startGateway } from '../../services/gateway/gateway.ts';
 import { loadConfig } from '../../shared/config.ts';

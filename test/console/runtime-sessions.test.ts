@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { devProvider } from '../../services/ai/providers/dev.ts';
+import { devProvider } from '../../services/ai/providers/dev/provider.ts';
 import { waitUntil } from '../../shared/testing/wait.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 import {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completionId, nowSeconds } from '../../services/ai/chat/ids.ts';
 import { type ChatRequest, textOf } from '../../services/ai/chat/wire.ts';
-import { devProvider } from '../../services/ai/providers/dev.ts';
+import { devProvider } from '../../services/ai/providers/dev/provider.ts';
 import type { Provider } from '../../services/ai/providers/types.ts';
 import { waitUntil } from '../../shared/testing/wait.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';

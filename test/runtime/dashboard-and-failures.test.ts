@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completionId, nowSeconds } from '../../services/ai/chat/ids.ts';
-import { devProvider } from '../../services/ai/providers/dev.ts';
+import { devProvider } from '../../services/ai/providers/dev/provider.ts';
 import type { Provider } from '../../services/ai/providers/types.ts';
 import { startRuntime } from '../../services/runtime/runtime.ts';
 import { ConfigError, loadConfig } from '../../shared/config.ts';

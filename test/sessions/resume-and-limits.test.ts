@@ -3,7 +3,7 @@ import { RemoteAgent, type SessionStreamItem } from 'studio-ai-gateway/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completionId, nowSeconds } from '../../services/ai/chat/ids.ts';
 import { textOf } from '../../services/ai/chat/wire.ts';
-import { devProvider } from '../../services/ai/providers/dev.ts';
+import { devProvider } from '../../services/ai/providers/dev/provider.ts';
 import type { Provider } from '../../services/ai/providers/types.ts';
 import { startTestStack, type TestStack } from '../support/runtime.ts';
 

@@ -1,7 +1,7 @@
 import { readChatChunk } from '../chat/relay.ts';
 import type { ChatChunk, ChatCompletion } from '../chat/wire.ts';
 import { estimateTokens } from '../generation.ts';
-import { parseArguments } from '../providers/anthropic-translate.ts';
+import { parseArguments } from '../providers/anthropic/translate.ts';
 import { type MessagesEvent, type MessagesResponse, messageId, type ResponseBlock } from './wire.ts';
 
 /** Usage as a Messages answer states it. */

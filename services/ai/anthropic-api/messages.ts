@@ -8,7 +8,7 @@ import type { AiDeps } from '../deps.ts';
 import { type Answered, type Attempt, generate } from '../generate.ts';
 import { estimateTokens } from '../generation.ts';
 import { type GenerationAsk, tokensAtMost } from '../generation-ask.ts';
-import { type AnthropicUsage, finishReason, promptTokens } from '../providers/anthropic-translate.ts';
+import { type AnthropicUsage, finishReason, promptTokens } from '../providers/anthropic/translate.ts';
 import { inputTokensAtLeast, tokensAtLeast } from '../usage/metering.ts';
 import { anthropicErrorBody } from './dialect.ts';
 import { eventsFromChat, messageFromChat } from './from-chat.ts';

@@ -1,8 +1,8 @@
 import type { SecretBox } from '../../../shared/crypto.ts';
 import type { GatewayContext } from '../../../shared/gateway-context.ts';
-import { ANTHROPIC_BASE_URL, anthropicApi } from '../providers/anthropic.ts';
-import { openAiEmbeddings } from '../providers/openai-embeddings.ts';
-import { type OpenAiCall, openAiApi, openAiChat, trimSlashes } from '../providers/openai-wire.ts';
+import { ANTHROPIC_BASE_URL, anthropicApi } from '../providers/anthropic/provider.ts';
+import { openAiEmbeddings } from '../providers/openai/embeddings.ts';
+import { type OpenAiCall, openAiApi, openAiChat, trimSlashes } from '../providers/openai/wire.ts';
 import type { Provider } from '../providers/types.ts';
 import type { UpstreamClient } from '../upstream.ts';
 import type { Connection, ConnectionKind } from './connection.ts';

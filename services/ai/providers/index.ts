@@ -1,9 +1,9 @@
 import type { UpstreamClient } from '../upstream.ts';
-import { anthropicProvider } from './anthropic.ts';
-import { devProvider } from './dev.ts';
+import { anthropicProvider } from './anthropic/provider.ts';
+import { devProvider } from './dev/provider.ts';
 import { localProvider } from './local/provider.ts';
-import { openAiProvider } from './openai.ts';
-import { openAiCompatibleProvider } from './openai-compatible.ts';
+import { openAiProvider } from './openai/provider.ts';
+import { openAiCompatibleProvider } from './openai-compatible/provider.ts';
 import type { Provider } from './types.ts';
 
 /** Every provider the gateway knows, in the order the catalog lists them. */

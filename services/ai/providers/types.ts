@@ -160,3 +160,22 @@ export interface Provider {
     ctx: CallContext,
   ): Promise<AsyncIterable<ResponseStreamEvent>>;
 }
+
+/** A model an upstream lists as served: what discovering a connection's models records. */
+export interface UpstreamModel {
+  /** Its name at the upstream (the connection's model id, unless the id would be invalid). */
+  id: string;
+  modalities: Modality[];
+  contextWindow?: number;
+  maxOutputTokens?: number;
+}
+
+/** Where a connection's upstream is and how it is reached, read at each call (keys opened then). */
+export interface UpstreamEndpoint {
+  baseUrl: string;
+  apiKey(): string | undefined;
+  /** Extra headers the admin set on the connection, sent with every call. */
+  headers(): Record<string, string>;
+  /** Named in errors about the base URL (e.g. `the base_url of connection gemini-eu`). */
+  baseUrlVariable: string;
+}

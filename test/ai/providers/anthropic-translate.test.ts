@@ -4,7 +4,7 @@ import {
   finishReason,
   streamTranslator,
   toAnthropic,
-} from '../../../services/ai/providers/anthropic-translate.ts';
+} from '../../../services/ai/providers/anthropic/translate.ts';
 
 /** The pure translation, for the cases the end-to-end tests do not walk through. */
 const request = (extra: Partial<ChatRequest>): ChatRequest => ({

@@ -1,8 +1,8 @@
-import { ApiError } from '../../../shared/errors.ts';
-import { decodeVector, type Vector } from '../embeddings/vectors.ts';
-import { readJson } from './body.ts';
-import type { OpenAiApi } from './openai-wire.ts';
-import type { CallContext, EmbeddingRequest, EmbeddingResult, ModelDefinition } from './types.ts';
+import { ApiError } from '../../../../shared/errors.ts';
+import { decodeVector, type Vector } from '../../embeddings/vectors.ts';
+import { readJson } from '../body.ts';
+import type { CallContext, EmbeddingRequest, EmbeddingResult, ModelDefinition } from '../types.ts';
+import type { OpenAiApi } from './wire.ts';
 
 interface UpstreamEmbeddings {
   data?: { index?: unknown; embedding?: unknown }[];

@@ -1,15 +1,10 @@
-import { ApiError } from '../../../shared/errors.ts';
-import type { MessagesCall, MessagesEvent, MessagesResponse } from '../anthropic-api/wire.ts';
-import { type UpstreamClient, upstreamMessage } from '../upstream.ts';
-import {
-  type AnthropicResponse,
-  fromAnthropic,
-  streamTranslator,
-  toAnthropic,
-} from './anthropic-translate.ts';
-import { errorMessageOf, readEvents, readJson } from './body.ts';
-import { trimSlashes } from './openai-wire.ts';
-import type { CallContext, Modality, ModelDefinition, Provider } from './types.ts';
+import { ApiError } from '../../../../shared/errors.ts';
+import type { MessagesCall, MessagesEvent, MessagesResponse } from '../../anthropic-api/wire.ts';
+import { type UpstreamClient, upstreamMessage } from '../../upstream.ts';
+import { errorMessageOf, readEvents, readJson } from '../body.ts';
+import { trimSlashes } from '../openai/wire.ts';
+import type { CallContext, Modality, ModelDefinition, Provider } from '../types.ts';
+import { type AnthropicResponse, fromAnthropic, streamTranslator, toAnthropic } from './translate.ts';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 const DEFAULT_BASE_URL = ANTHROPIC_BASE_URL;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { completionId, nowSeconds } from '../chat/ids.ts';
+import { completionId, nowSeconds } from '../../chat/ids.ts';
 import type {
   ChatChunk,
   ChatCompletion,
@@ -7,8 +7,8 @@ import type {
   ChatRequest,
   ChatUsage,
   ToolCall,
-} from '../chat/wire.ts';
-import { textOf } from '../chat/wire.ts';
+} from '../../chat/wire.ts';
+import { textOf } from '../../chat/wire.ts';
 
 /** Translation between OpenAI's chat format (ours) and Anthropic's Messages API, both ways. */
 

@@ -1,8 +1,8 @@
-import { ApiError } from '../../../shared/errors.ts';
-import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat/wire.ts';
-import { type UpstreamClient, type UpstreamResponse, upstreamMessage } from '../upstream.ts';
-import { errorMessageOf, readEvents, readJson } from './body.ts';
-import type { CallContext, EnvLookup, ModelDefinition } from './types.ts';
+import { ApiError } from '../../../../shared/errors.ts';
+import type { ChatChunk, ChatCompletion, ChatRequest } from '../../chat/wire.ts';
+import { type UpstreamClient, type UpstreamResponse, upstreamMessage } from '../../upstream.ts';
+import { errorMessageOf, readEvents, readJson } from '../body.ts';
+import type { CallContext, EnvLookup, ModelDefinition } from '../types.ts';
 
 /** Where an OpenAI-style API is and the key it wants, read from env at each call. */
 export interface OpenAiEndpoint {

@@ -1,7 +1,7 @@
-import type { UpstreamClient } from '../upstream.ts';
-import { openAiEmbeddings } from './openai-embeddings.ts';
-import { openAiApi, openAiChat, trimSlashes } from './openai-wire.ts';
-import type { EnvLookup, Modality, ModelDefinition, Provider } from './types.ts';
+import type { UpstreamClient } from '../../upstream.ts';
+import { openAiEmbeddings } from '../openai/embeddings.ts';
+import { openAiApi, openAiChat, trimSlashes } from '../openai/wire.ts';
+import type { EnvLookup, Modality, ModelDefinition, Provider } from '../types.ts';
 
 const namesIn = (env: EnvLookup, key: string) => [
   ...new Set(

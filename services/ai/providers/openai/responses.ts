@@ -1,9 +1,9 @@
-import { ApiError } from '../../../shared/errors.ts';
-import type { ResponseObject, ResponseStreamEvent } from '../responses/wire.ts';
-import { type UpstreamResponse, upstreamMessage } from '../upstream.ts';
-import { readEvents, readJson } from './body.ts';
-import type { OpenAiApi } from './openai-wire.ts';
-import type { CallContext, ModelDefinition } from './types.ts';
+import { ApiError } from '../../../../shared/errors.ts';
+import type { ResponseObject, ResponseStreamEvent } from '../../responses/wire.ts';
+import { type UpstreamResponse, upstreamMessage } from '../../upstream.ts';
+import { readEvents, readJson } from '../body.ts';
+import type { CallContext, ModelDefinition } from '../types.ts';
+import type { OpenAiApi } from './wire.ts';
 
 /** OpenAI's Responses API: the body passes through but for `model` and `stream`. */
 export function openAiResponses(api: OpenAiApi) {

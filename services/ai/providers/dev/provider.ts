@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import { completionId, nowSeconds } from '../chat/ids.ts';
+import { completionId, nowSeconds } from '../../chat/ids.ts';
 import {
   type ChatChunk,
   type ChatCompletion,
@@ -8,11 +8,11 @@ import {
   type ChatUsage,
   type ToolCall,
   textOf,
-} from '../chat/wire.ts';
-import { DEV_EMBED_DIMENSIONS, devEmbeddings } from '../embeddings/dev-embeddings.ts';
-import { animatedPng, gradientPng } from '../media/png.ts';
-import { toneWav, wavComment } from '../media/wav.ts';
-import type { ModelDefinition, Provider, VideoProgress } from './types.ts';
+} from '../../chat/wire.ts';
+import { DEV_EMBED_DIMENSIONS, devEmbeddings } from '../../embeddings/dev-embeddings.ts';
+import { animatedPng, gradientPng } from '../../media/png.ts';
+import { toneWav, wavComment } from '../../media/wav.ts';
+import type { ModelDefinition, Provider, VideoProgress } from '../types.ts';
 
 /**
  * Deterministic, offline models, always callable: the whole API works on a fresh machine and in

@@ -1,11 +1,11 @@
-import { ApiError } from '../../../shared/errors.ts';
-import type { ChatRequest } from '../chat/wire.ts';
-import { type UpstreamClient, upstreamMessage } from '../upstream.ts';
-import { multipart, readBytes, readJson } from './body.ts';
-import { openAiEmbeddings } from './openai-embeddings.ts';
-import { openAiResponses } from './openai-responses.ts';
-import { openAiApi, openAiChat, trimSlashes } from './openai-wire.ts';
-import type { CallContext, Modality, ModelDefinition, Provider, VideoProgress } from './types.ts';
+import { ApiError } from '../../../../shared/errors.ts';
+import type { ChatRequest } from '../../chat/wire.ts';
+import { type UpstreamClient, upstreamMessage } from '../../upstream.ts';
+import { multipart, readBytes, readJson } from '../body.ts';
+import type { CallContext, Modality, ModelDefinition, Provider, VideoProgress } from '../types.ts';
+import { openAiEmbeddings } from './embeddings.ts';
+import { openAiResponses } from './responses.ts';
+import { openAiApi, openAiChat, trimSlashes } from './wire.ts';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 const SPEECH_MIME: Record<string, string> = {
