@@ -27,7 +27,7 @@ export type SessionsState = Map<string, SessionView>;
 
 export const sessionsProjection = defineProjection<SessionsState, SessionEvent>({
   name: 'sessions',
-  schemaVersion: 2,
+  schemaVersion: 3,
   handles: SESSION_EVENT_TYPES,
   categories: ['session'],
   initialState: () => new Map(),
@@ -56,6 +56,10 @@ export const sessionsProjection = defineProjection<SessionsState, SessionEvent>(
         pending: [],
         running: null,
       });
+      return;
+    }
+    if (event.type === 'SessionDeleted') {
+      state.delete(id);
       return;
     }
     const view = state.get(id);

@@ -1,3 +1,4 @@
+import { REFUSAL_EVENT_TYPES, type RefusalEvent } from '../services/ai/requests/events.ts';
 import type { GenerationEvent } from '../services/ai/usage/events.ts';
 import { USAGE_EVENT_TYPES } from '../services/ai/usage/events.ts';
 import { defineProjection } from '../shared/projections/projection.ts';
@@ -59,11 +60,11 @@ function entry<V>(map: Map<string, V>, key: string, make: () => V): V {
   return value;
 }
 
-export const usageProjection = defineProjection<UsageState, GenerationEvent>({
+export const usageProjection = defineProjection<UsageState, GenerationEvent | RefusalEvent>({
   name: 'usage',
-  // 4: buckets are per token as well as per model and modality.
-  schemaVersion: 4,
-  handles: USAGE_EVENT_TYPES,
+  // 4: buckets are per token as well as per model and modality; 5: refused requests count as failures.
+  schemaVersion: 5,
+  handles: [...USAGE_EVENT_TYPES, ...REFUSAL_EVENT_TYPES],
   initialState: () => new Map(),
   toSnapshot: (state): UsageSnapshot =>
     [...state].map(([studio, hours]) => [studio, [...hours].map(([hour, keys]) => [hour, entriesOf(keys)])]),
@@ -85,19 +86,28 @@ export const usageProjection = defineProjection<UsageState, GenerationEvent>({
     const buckets = entry(hours, hourOf(event.createdAt), () => new Map<string, UsageBucket>());
     // Events of admin generations (and of any recorded before tokens were) name no token.
     const tokenId = d.tokenId ?? null;
-    const bucket = entry(buckets, JSON.stringify([d.model, d.modality, tokenId]), () => ({
-      model: d.model,
+    // A refusal is charged to the model it asked for (a counted flood of them to none).
+    const model = 'model' in d ? (d.model ?? '') : '';
+    const bucket = entry(buckets, JSON.stringify([model, d.modality, tokenId]), () => ({
+      model,
       modality: d.modality,
       tokenId,
       totals: emptyTotals(),
     }));
     const totals = bucket.totals;
+    if (event.type === 'GenerationRefused' || event.type === 'GenerationRefusalsCounted') {
+      const count = event.type === 'GenerationRefused' ? 1 : event.data.count;
+      totals.requests += count;
+      totals.failures += count;
+      return;
+    }
+    const generation = event.data;
     totals.requests++;
     if (event.type === 'GenerationFailed') totals.failures++;
-    totals.input_tokens += d.inputTokens;
-    totals.output_tokens += d.outputTokens;
-    totals.latency_ms_total += d.latencyMs;
+    totals.input_tokens += generation.inputTokens;
+    totals.output_tokens += generation.outputTokens;
+    totals.latency_ms_total += generation.latencyMs;
     // Events recorded before prices existed carry no cost.
-    totals.cost_micro_usd += d.costMicroUsd ?? 0;
+    totals.cost_micro_usd += generation.costMicroUsd ?? 0;
   },
 });

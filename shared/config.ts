@@ -165,6 +165,11 @@ const EnvSchema = z.object({
   STUDIO_DRAIN_S: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(3600).default(30)),
   STUDIO_WORKSPACE: optionalString,
   STUDIO_MCP_CONFIG: optionalString,
+  /** `allow`: the gateway's MCP servers may be programs it starts (stdio); off by default (docs/decisions.md). */
+  STUDIO_MCP_STDIO: z.preprocess(
+    blankToUndefined,
+    z.enum(['allow', 'deny'], 'STUDIO_MCP_STDIO is allow or deny').default('deny'),
+  ),
   STUDIO_PLUGINS_DISABLED: optionalString,
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
@@ -295,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     allowPrivateUpstreams: e.STUDIO_ALLOW_PRIVATE_UPSTREAMS,
     drainSeconds: e.STUDIO_DRAIN_S,
     workspace: resolve(e.STUDIO_WORKSPACE ?? `${e.STUDIO_DATA_DIR}/workspace`),
+    mcpStdio: e.STUDIO_MCP_STDIO === 'allow',
     mcpConfig: resolve(e.STUDIO_MCP_CONFIG ?? `${e.STUDIO_DATA_DIR}/mcp.json`),
     pluginsDisabled: (e.STUDIO_PLUGINS_DISABLED ?? '')
       .split(',')

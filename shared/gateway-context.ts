@@ -1,5 +1,6 @@
 import type { SecretBox } from './crypto.ts';
 import type { EventStore } from './event-store/types.ts';
+import type { KeyVault } from './key-vault/types.ts';
 import type { Leadership, SingletonTask } from './leadership.ts';
 import type { Logger } from './logger.ts';
 import type { MetricsRegistry } from './observability/metrics.ts';
@@ -15,6 +16,8 @@ export interface GatewayContext {
   secrets: SecretBox;
   /** Rate-limit counters: in PostgreSQL when the log is there (shared by every gateway), else memory. */
   counters: CounterStore;
+  /** Keys kept beside the log so they can be destroyed (a studio's payload keys). */
+  keys: KeyVault;
   logger: Logger;
   /** This gateway's metrics registry (GET /metrics); services add their own metrics to it. */
   metrics: MetricsRegistry;

@@ -5,6 +5,7 @@ import { adminActions } from './admin.ts';
 import { accountsDeps } from './deps.ts';
 import { loginAction } from './login.ts';
 import { oauthCallbackAction } from './oauth-callback.ts';
+import { oauthProvidersAction } from './oauth-providers.ts';
 import { oauthResultAction } from './oauth-result.ts';
 import { oauthStartAction } from './oauth-start.ts';
 
@@ -35,6 +36,7 @@ export function accountsService(gw: GatewayContext) {
       ...adminActions(deps),
       loginAction(deps),
       oauthStartAction(deps),
+      oauthProvidersAction(deps),
       oauthCallbackAction(deps),
       oauthResultAction(deps),
     ],

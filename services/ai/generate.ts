@@ -45,7 +45,10 @@ export interface Answered<T> {
   result: T;
 }
 
-type Deps = Pick<AiDeps, 'catalog' | 'env' | 'usage' | 'limits' | 'routes' | 'cache' | 'metrics'>;
+type Deps = Pick<
+  AiDeps,
+  'catalog' | 'env' | 'usage' | 'limits' | 'routes' | 'cache' | 'metrics' | 'payloads'
+>;
 
 /**
  * Starts the generation a request asks for and opens its answer with `open`: the model itself, or

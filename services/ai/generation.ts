@@ -10,6 +10,8 @@ import { admit } from './governance/admission.ts';
 import { type Consumption, costMicroUsd, type Price } from './prices/price.ts';
 import type { Modality, ModelDefinition } from './providers/types.ts';
 import type { RatePermit } from './rate-limits/rate-limits.ts';
+import { formatOf } from './requests/format.ts';
+import { noteAdmitted } from './requests/recording.ts';
 import type { GenerationAttempt } from './usage/events.ts';
 import { chargedTokens } from './usage/metering.ts';
 import type { ReserveOutcome } from './usage/recorder.ts';
@@ -48,11 +50,12 @@ export class Generation {
   /** The model generating and what it was admitted on; a route moving on changes them (`retarget`). */
   #terms: Terms;
   readonly #attempts: GenerationAttempt[] = [];
+  #firstByteMs: number | undefined;
   /** Stops extending the reservation's lease. */
   #stopHolding: () => void = () => undefined;
 
   private constructor(
-    private readonly deps: Pick<AiDeps, 'usage' | 'metrics'>,
+    private readonly deps: Pick<AiDeps, 'usage' | 'metrics' | 'payloads'>,
     private readonly ctx: ActionContext,
     private readonly modality: Modality,
     private readonly ask: GenerationAsk,
@@ -67,6 +70,7 @@ export class Generation {
   ) {
     this.#terms = terms;
     this.#stopHolding = this.#holdLease();
+    noteAdmitted(ctx.res);
   }
 
   /** Generates on `terms` from now. */
@@ -110,7 +114,7 @@ export class Generation {
    * Through a route, the identity must be allowed the route's id, and `model` is the first target.
    */
   static async start(
-    deps: Pick<AiDeps, 'usage' | 'limits' | 'metrics'>,
+    deps: Pick<AiDeps, 'usage' | 'limits' | 'metrics' | 'payloads'>,
     ctx: ActionContext,
     model: ModelDefinition,
     modality: Modality,
@@ -148,6 +152,7 @@ export class Generation {
 
   /** A stream's first frame went out: its time since the request arrived. */
   firstByte(): void {
+    this.#firstByteMs ??= Math.round(performance.now() - this.#started);
     const seconds = secondsSinceArrival(this.ctx.res);
     this.deps.metrics.firstByte(this.#terms.model, seconds);
     this.span.set({ 'gen_ai.response.time_to_first_chunk': seconds });
@@ -222,6 +227,8 @@ export class Generation {
       ...(reservation ? { reservationId: reservation.reservationId } : {}),
       ...(this.cached ? { cached: true as const } : {}),
       ...(this.route === undefined ? {} : { route: this.route, attempts: [...this.#attempts] }),
+      format: formatOf(this.ctx.req),
+      ...(this.#firstByteMs === undefined ? {} : { firstByteMs: this.#firstByteMs }),
     };
   }
 
@@ -291,13 +298,22 @@ export class Generation {
     // 499: the client closed the request before the answer was complete (nginx's convention).
     const status = cancelled ? 499 : (api?.status ?? 500);
     const errorCode = cancelled ? 'client_closed_request' : (api?.code ?? 'internal_error');
+    // An upstream's message was scrubbed of credentials when it became an ApiError.
+    const errorMessage = cancelled
+      ? 'the client closed the request before the answer was complete'
+      : (api?.message ?? 'internal error');
+    const studioId = tenantOf(this.ctx.identity);
     this.#settleSpan(inputTokens, outputTokens);
     this.span.fail(api ?? error);
     try {
       await this.span.within(() =>
         this.deps.usage.record({
           type: 'GenerationFailed',
-          data: { ...this.#data({ inputTokens, outputTokens }, status), errorCode },
+          data: {
+            ...this.#data({ inputTokens, outputTokens }, status),
+            errorCode,
+            ...(this.deps.payloads.keepsMessages(studioId) ? { errorMessage } : {}),
+          },
         }),
       );
     } finally {

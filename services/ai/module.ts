@@ -28,10 +28,17 @@ import { connectionActions } from './connections/actions.ts';
 import { connectedProviders } from './connections/providers.ts';
 import type { AiDeps } from './deps.ts';
 import { JobWorker } from './jobs/worker.ts';
+import { captureActions, captureCommands } from './payloads/actions.ts';
+import { PayloadCapture } from './payloads/payload-capture.ts';
+import { keepPayloadRetention } from './payloads/retention.ts';
+import { StudioKeys } from './payloads/studio-keys.ts';
 import { PriceBook } from './prices/price-book.ts';
 import { builtinAiProviders } from './providers/index.ts';
 import type { Provider } from './providers/types.ts';
 import { StudioRateLimits } from './rate-limits/rate-limiter.ts';
+import { requestActions } from './requests/actions.ts';
+import { recordingRequests } from './requests/recording.ts';
+import { RefusalLog } from './requests/refusal-log.ts';
 import { ResponseStore } from './responses/store.ts';
 import { RouteHealth } from './routing/health.ts';
 import { routeActions } from './routing/route-actions.ts';
@@ -93,10 +100,14 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     onLookup: (status) => metrics.cacheLookup(status),
     ...(options.cache?.now ? { now: options.cache.now } : {}),
   });
+  const studioKeys = new StudioKeys(gw.keys, gw.secrets);
+  const recordErasure = captureCommands(gw);
   const deps: AiDeps = {
     gw,
     catalog,
     env,
+    upstream,
+    payloads: new PayloadCapture(gw, studioKeys),
     usage,
     limits: countingRefusals(new StudioRateLimits(gw), metrics),
     jobs,
@@ -112,6 +123,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
   };
 
   const responses = new ResponseStore(gw.events);
+  const refusals = new RefusalLog(gw.events, gw.logger);
 
   const declared = new Map<string, EnvRequirement>();
   for (const provider of providers) for (const e of provider.env) declared.set(e.key, e);
@@ -120,35 +132,39 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     id: 'ai',
     name: 'AI',
     env: [...declared.values()],
-    actions: [
-      modelsAction(deps),
-      modelAction(deps),
-      anthropicModelsAction(deps),
-      textAction(deps),
-      streamAction(deps),
-      chatCompletionsAction(deps),
-      completionsAction(deps),
-      anthropicMessagesAction(deps),
-      anthropicCountTokensAction(deps),
-      createResponseAction(deps, responses),
-      getResponseAction(responses),
-      imageAction(deps),
-      imagesGenerationsAction(deps),
-      audioSpeechAction(deps),
-      audioTranscriptionsAction(deps),
-      ttsAction(deps),
-      asrAction(deps),
-      embeddingsAction(deps),
-      videoAction(deps),
-      jobGetAction(deps),
-      jobContentAction(deps),
-      usageAction(deps),
-      pricesListAction(deps),
-      pricesUpsertAction(deps),
-      pricesRemoveAction(deps),
-      ...routeActions(deps),
-      ...connectionActions(deps),
-    ],
+    actions: recordingRequests(
+      [
+        modelsAction(deps),
+        modelAction(deps),
+        anthropicModelsAction(deps),
+        textAction(deps),
+        streamAction(deps),
+        chatCompletionsAction(deps),
+        completionsAction(deps),
+        anthropicMessagesAction(deps),
+        anthropicCountTokensAction(deps),
+        createResponseAction(deps, responses),
+        getResponseAction(responses),
+        imageAction(deps),
+        imagesGenerationsAction(deps),
+        audioSpeechAction(deps),
+        audioTranscriptionsAction(deps),
+        ttsAction(deps),
+        asrAction(deps),
+        embeddingsAction(deps),
+        videoAction(deps),
+        jobGetAction(deps),
+        jobContentAction(deps),
+        usageAction(deps),
+        pricesListAction(deps),
+        pricesUpsertAction(deps),
+        pricesRemoveAction(deps),
+        ...routeActions(deps),
+        ...connectionActions(deps),
+        ...requestActions(deps),
+      ],
+      { refusals, capture: deps.payloads },
+    ),
   });
 
   let stopLeadership = async () => {};
@@ -156,7 +172,10 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
     service,
     catalog,
     usage,
-    /** Resumes jobs a previous process left unfinished: in one process only, its leader. */
+    /** `/v1/studios/capture*` and `erase-payloads`: the studios service serves them. */
+    studioActions: captureActions(gw, deps.payloads, studioKeys),
+    payloads: deps.payloads,
+    /** Resumes jobs a previous process left unfinished, and keeps payload retention: in one process only, its leader. */
     start() {
       const leadership = gw.singleton('video-jobs', {
         async run(signal) {
@@ -166,12 +185,20 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
           );
         },
       });
-      stopLeadership = () => leadership.stop();
+      const retention = keepPayloadRetention(gw, studioKeys, (studioId, keyIds) =>
+        recordErasure({ type: 'RecordErasure', studioId, keyIds, reason: 'retention' }, { actor: 'gateway' }),
+      );
+      stopLeadership = async () => {
+        await leadership.stop();
+        await retention.stop();
+      };
     },
     async close() {
       await stopLeadership();
       await jobs.stop();
       await usage.close();
+      await refusals.close();
+      await deps.payloads.close();
       await cache.close();
       await upstream.close();
     },

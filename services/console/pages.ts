@@ -37,8 +37,13 @@ function assets(dist: string) {
   return express.static(`${dist}assets`, { immutable: true, maxAge: '365d', index: false });
 }
 
-/** The gateway console: the page at `/console/` (routes after `#`), its assets under `/console/assets/`. */
+/**
+ * The gateway console: the page at `/console/` (routes after `#`), its assets under `/console/assets/`,
+ * and `/` redirecting to it.
+ */
 export function mountGatewayConsole(app: Express, dist = CONSOLE_DIST): void {
+  // The gateway's root is where a person lands first: send them to the console (302: not cached for good).
+  app.get('/', (_req, res) => res.redirect(302, '/console/'));
   // Express matches `/console` and `/console/` alike: the page needs the slash for its relative assets.
   app.get('/console', (req, res) =>
     req.path.endsWith('/') ? sendPage(res, 'index.html', dist) : res.redirect(301, '/console/'),

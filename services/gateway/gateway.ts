@@ -5,6 +5,7 @@ import { lockDataDir } from '../../shared/data-dir-lock.ts';
 import { type OpenedStore, openStore } from '../../shared/event-store/open.ts';
 import type { StoreTestHooks } from '../../shared/event-store/types.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
+import { defineService } from '../../shared/http/action.ts';
 import { createHttpApp, type HttpAppOptions } from '../../shared/http/app.ts';
 import { Drain, type DrainOutcome, finishDraining } from '../../shared/http/drain.ts';
 import { Authenticator, type TokenLookup } from '../../shared/http/identity.ts';
@@ -12,6 +13,8 @@ import { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import { readinessOf } from '../../shared/http/probes.ts';
 import { ActionRegistry } from '../../shared/http/registry.ts';
 import { type Listening, listen } from '../../shared/http/server.ts';
+import { openKeyVault } from '../../shared/key-vault/open.ts';
+import type { KeyVault } from '../../shared/key-vault/types.ts';
 import { runAlone, runAsLeader } from '../../shared/leadership.ts';
 import { createLogger, type Logger } from '../../shared/logger.ts';
 import { MetricsRegistry } from '../../shared/observability/metrics.ts';
@@ -26,6 +29,8 @@ import { accountsService } from '../accounts/actions.ts';
 import { budgetActions } from '../ai/budgets/actions.ts';
 import { type AiModule, type AiModuleOptions, createAiModule } from '../ai/module.ts';
 import { limitActions } from '../ai/rate-limits/actions.ts';
+import { StudioRateLimits } from '../ai/rate-limits/rate-limiter.ts';
+import { type AlertsModule, createAlertsModule } from '../alerts/module.ts';
 import { auditService } from '../audit/actions.ts';
 import { type FollowOptions, MAX_FOLLOWS_PER_TOKEN } from '../audit/follow.ts';
 import { gatewaySealer, type SealingOptions } from '../audit/sealing.ts';
@@ -33,6 +38,7 @@ import { mountGatewayConsole } from '../console/pages.ts';
 import { consoleCredential, consoleSessionRoutes, gatewayConsoleSessions } from '../console/session.ts';
 import { envService } from '../env/actions.ts';
 import { forwarderHealth, type GatewayForwarder, gatewayForwarder } from '../forwarder/gateway.ts';
+import { createMcpModule, type McpModule } from '../mcp/module.ts';
 import { studiosService } from '../studios/actions.ts';
 import { loadKeys } from './keys.ts';
 import { GATEWAY_PROJECTIONS } from './projections.ts';
@@ -82,10 +88,12 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
   const logger = options.logger ?? createLogger(config.logLevel);
   const lock = config.eventStore === 'sqlite' ? await lockDataDir(config.dataDir) : undefined;
   let counters: CounterStore | undefined;
+  let keyVault: KeyVault | undefined;
   try {
     const keys = await loadKeys(config);
     // Before the store: a counter store that cannot be reached (REDIS_URL) leaves nothing open.
     counters = await openCounters(config);
+    keyVault = await openKeyVault(config);
     const store = await openStore({
       kind: config.eventStore,
       dataDir: config.dataDir,
@@ -110,6 +118,7 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
       projections,
       secrets: keys.secrets,
       counters,
+      keys: keyVault,
       logger,
       metrics,
       // A copy: nothing outside the process changes its environment, and every request's model
@@ -129,11 +138,13 @@ export async function openGatewayContext(options: GatewayOptions): Promise<{
         await projections.stop();
         await store.close();
         await ctx.counters.close();
+        await ctx.keys.close();
         await lock?.release();
       },
     };
   } catch (error) {
     await counters?.close();
+    await keyVault?.close();
     await lock?.release();
     throw error;
   }
@@ -166,15 +177,23 @@ export function tokenLookup(ctx: GatewayContext): TokenLookup {
   };
 }
 
-export function buildRegistry(ctx: GatewayContext, ai: AiModule, follow: FollowOptions): ActionRegistry {
+export function buildRegistry(
+  ctx: GatewayContext,
+  ai: AiModule,
+  follow: FollowOptions,
+  mcp: McpModule,
+  alerts?: AlertsModule,
+): ActionRegistry {
   const registry = new ActionRegistry();
   const declaredKeys = () => registry.services().flatMap((s) => s.env.map((e) => e.key));
   registry
     .register(ai.service)
-    .register(studiosService(ctx, [...budgetActions(ctx), ...limitActions(ctx)]))
+    .register(studiosService(ctx, [...budgetActions(ctx), ...limitActions(ctx), ...ai.studioActions]))
     .register(envService(ctx, declaredKeys))
     .register(auditService(ctx, follow))
-    .register(accountsService(ctx));
+    .register(accountsService(ctx))
+    .register(defineService({ id: 'mcp', name: 'MCP gateway', env: [], actions: mcp.actions }));
+  if (alerts) registry.register(alerts.service);
   return registry;
 }
 
@@ -203,14 +222,31 @@ export async function assembleGateway(options: GatewayOptions) {
       ...options.ai?.cache,
     },
   });
+  const mcp = createMcpModule(ctx, {
+    stdioAllowed: options.config.mcpStdio,
+    allowPrivateUpstreams: options.config.allowPrivateUpstreams,
+    publicUrl: options.config.publicUrl,
+    limits: new StudioRateLimits(ctx),
+    usage: ai.usage,
+    payloads: ai.payloads,
+  });
+  const alerts = createAlertsModule(ctx, { allowPrivateUpstreams: options.config.allowPrivateUpstreams });
   // Aborted at close or drain: the log's live followers end, so the server's connections can.
   const closing = new AbortController();
-  const registry = buildRegistry(ctx, ai, {
-    heartbeatMs: options.config.sseHeartbeatMs,
-    openStreams: new OpenStreamLimit(options.config.maxStreamsPerClient),
-    followsPerToken: new OpenStreamLimit(MAX_FOLLOWS_PER_TOKEN, 'token'),
-    closing: closing.signal,
-  });
+  // MCP sessions end with it too: their SSE streams close, and clients initialize again elsewhere.
+  closing.signal.addEventListener('abort', () => void mcp.close(), { once: true });
+  const registry = buildRegistry(
+    ctx,
+    ai,
+    {
+      heartbeatMs: options.config.sseHeartbeatMs,
+      openStreams: new OpenStreamLimit(options.config.maxStreamsPerClient),
+      followsPerToken: new OpenStreamLimit(MAX_FOLLOWS_PER_TOKEN, 'token'),
+      closing: closing.signal,
+    },
+    mcp,
+    alerts,
+  );
   const forwarder = gatewayForwarder(options.config, ctx); // KAFKA_BROKERS set: the Kafka forwarder
   const sealer = gatewaySealer(ctx, options.sealing);
   if (forwarder) watchForwarderLag(ctx, forwarder);
@@ -225,7 +261,9 @@ export async function assembleGateway(options: GatewayOptions) {
     registry,
     authenticator,
     sessionCredential: (req) => consoleCredential(consoleSessions, req),
-    routes: consoleSessionRoutes({ authenticator, sessions: consoleSessions }),
+    routes: [...consoleSessionRoutes({ authenticator, sessions: consoleSessions }), ...mcp.routes.open],
+    v1Routes: [...mcp.routes.v1, ...alerts.v1Routes],
+    challengeAt: mcp.challengeAt,
     extraRoutes: (app) => mountGatewayConsole(app),
     logger: ctx.logger,
     largeBodiesBudgetBytes: options.config.largeBodiesBudgetBytes,
@@ -255,6 +293,8 @@ export async function assembleGateway(options: GatewayOptions) {
     opened,
     ctx,
     ai,
+    mcp,
+    alerts,
     registry,
     forwarder,
     sealer,
@@ -263,6 +303,8 @@ export async function assembleGateway(options: GatewayOptions) {
     http,
     async close() {
       closing.abort();
+      await mcp.close();
+      await alerts.close();
       await ai.close();
       await opened.close();
     },
@@ -272,7 +314,7 @@ export async function assembleGateway(options: GatewayOptions) {
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   await startTracing(options.config.otlpEndpoint);
   const assembled = await assembleGateway(options);
-  const { opened, ctx, ai, registry, forwarder, sealer, drain, closing } = assembled;
+  const { opened, ctx, ai, registry, forwarder, sealer, drain, closing, mcp, alerts } = assembled;
   const app = createHttpApp(assembled.http);
   const { host, port } = options.config.gateway;
   let listening: Listening;
@@ -287,6 +329,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const stop = async (): Promise<{ durable: boolean }> => {
     await forwarder?.stop();
     await sealer.stop();
+    await alerts.close();
+    await mcp.close();
     await ai.close();
     const durable = ai.usage.retrying === 0;
     await opened.close();
@@ -294,6 +338,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     return { durable };
   };
   ai.start();
+  alerts.start();
   forwarder?.start();
   sealer.start();
   return {

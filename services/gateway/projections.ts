@@ -10,7 +10,12 @@ import { usageProjection } from '../../projections/usage.ts';
 import type { AnyProjection } from '../../shared/projections/projection.ts';
 import { budgetsProjection } from '../ai/budgets/read-model.ts';
 import { connectionsProjection } from '../ai/connections/read-model.ts';
+import { captureProjection } from '../ai/payloads/read-model.ts';
 import { limitsProjection } from '../ai/rate-limits/read-model.ts';
+import { requestsProjection } from '../ai/requests/read-model.ts';
+import { alertHistoryProjection, alertSettingsProjection } from '../alerts/read-model.ts';
+import { mcpAccessProjection } from '../mcp/access.ts';
+import { mcpServersProjection } from '../mcp/servers/read-model.ts';
 
 /** Every read model the gateway keeps in memory, in the order `projections rebuild` lists them. */
 export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
@@ -26,4 +31,10 @@ export const GATEWAY_PROJECTIONS: readonly AnyProjection[] = [
   limitsProjection,
   routesProjection,
   consoleSessionsProjection,
+  requestsProjection,
+  captureProjection,
+  mcpServersProjection,
+  mcpAccessProjection,
+  alertSettingsProjection,
+  alertHistoryProjection,
 ];

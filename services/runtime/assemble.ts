@@ -28,6 +28,7 @@ import { RUNTIME_DOCUMENT_PATH, runtimeDocsRoutes } from './document.ts';
 import { EffectDispatcher } from './effects.ts';
 import { GatewayClient } from './gateway-client.ts';
 import { runtimeHealth } from './health.ts';
+import { RuntimeMcpDoor } from './mcp/door.ts';
 import { chatPlugin } from './plugins/chat/index.ts';
 import { filesPlugin } from './plugins/files/index.ts';
 import { PluginManager } from './plugins/manager.ts';
@@ -101,9 +102,12 @@ export function assembleRuntime(options: RuntimeAssemblyOptions) {
   for (const plugin of [filesPlugin, chat.plugin, mcp, ...(options.plugins ?? [])]) plugins.register(plugin);
   const effects = new EffectDispatcher(store.events, store.checkpoints, plugins, logger);
   const hub = options.sdkRoutes ? new StreamHub(store.events, logger) : undefined;
+  const mcpDoor = new RuntimeMcpDoor(plugins);
 
   const { host } = config.runtime;
   const drain = new Drain();
+  // Draining ends the MCP sessions, whose streams would otherwise stay open to the end.
+  drain.onBegin(() => void mcpDoor.close());
   const isScrapeSecret = scrapeSecrets([config.adminSecretKey, config.metricsToken]);
   const isRuntimeToken = scrapeSecrets([config.runtimeToken]);
   const endpoints = new EndpointTable();
@@ -121,6 +125,7 @@ export function assembleRuntime(options: RuntimeAssemblyOptions) {
   );
   addRuntimeRoutes(endpoints, {
     plugins,
+    mcp: mcpDoor,
     sessions,
     workspace: config.workspace,
     model: config.agentModel,
@@ -178,6 +183,7 @@ export function assembleRuntime(options: RuntimeAssemblyOptions) {
     sessions,
     effects,
     hub,
+    mcp: mcpDoor,
     listener,
     drain,
     routes: endpoints.endpoints(),

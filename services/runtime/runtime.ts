@@ -78,10 +78,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       store = opened;
       storeLost = opened.lost;
     }
-    const { projections, live, plugins, sessions, effects, hub, listener, drain, routes } = assembleRuntime({
-      ...options,
-      store,
-    });
+    const { projections, live, plugins, sessions, effects, hub, mcp, listener, drain, routes } =
+      assembleRuntime({
+        ...options,
+        store,
+      });
     await projections.start();
     cleanups.push(() => projections.stop());
     await plugins.startAll();
@@ -90,6 +91,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     await effects.start();
     cleanups.push(() => effects.stop());
     if (hub) cleanups.push(async () => hub.close());
+    cleanups.push(() => mcp.close());
 
     const { server, url } = await listen(listener, host, port, logger);
     cleanups.push(

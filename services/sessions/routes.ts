@@ -8,7 +8,16 @@ import type { OpenStreamLimit } from '../../shared/http/open-streams.ts';
 import { AttachmentSchema, MAX_ATTACHMENT_BYTES } from './attachments.ts';
 import { eventView, resumePoint, streamSession } from './event-stream.ts';
 import type { LiveBus } from './live.ts';
-import { CompletedTurn, HistoryPage, Message, pageOf, QueuedTurn, Session, SystemInfo } from './schemas.ts';
+import {
+  CompletedTurn,
+  DeletedSession,
+  HistoryPage,
+  Message,
+  pageOf,
+  QueuedTurn,
+  Session,
+  SystemInfo,
+} from './schemas.ts';
 import type { SessionService } from './service.ts';
 import { sessionStreamId } from './session.ts';
 import type { StreamHub } from './stream-hub.ts';
@@ -113,6 +122,19 @@ export function sdkRoutes(deps: SdkRouteDeps) {
       input: noInput,
       output: Session,
       handler: (_input, { params: view }) => sessionView(view),
+    }),
+
+    defineEndpoint({
+      method: 'DELETE',
+      path: `${base}/:id`,
+      params,
+      input: noInput,
+      output: DeletedSession,
+      // Its events stay in the log (an audit trail); the session leaves the list and every route.
+      handler: async (_input, { params: { session } }) => {
+        await sessions.delete(session.id);
+        return { id: session.id, deleted: true as const };
+      },
     }),
 
     defineEndpoint({

@@ -112,6 +112,10 @@ export const CompletedTurn = z.strictObject({
 });
 export type CompletedTurn = z.infer<typeof CompletedTurn>;
 
+/** What `DELETE /api/sdk/sessions/:id` answers. */
+export const DeletedSession = z.strictObject({ id: z.string(), deleted: z.literal(true) });
+export type DeletedSession = z.infer<typeof DeletedSession>;
+
 /** The answer to a prompt with `wait: false` (202). */
 export const QueuedTurn = z.strictObject({
   queued: z.literal(true),

@@ -175,6 +175,19 @@ export class SessionService {
     return { queued: false, turnId: queued.turnId, status: outcome.status, message };
   }
 
+  /**
+   * Deletes a session (a `SessionDeleted` event; it leaves the read model). A turn under way is a
+   * 409, and so is a chat conversation's session: its conversation would go on writing to it.
+   */
+  async delete(sessionId: string, metadata: EventMetadata = { actor: 'runtime' }): Promise<void> {
+    if (this.require(sessionId).session.kind === 'chat')
+      throw new ApiError(
+        'conflict',
+        `session ${sessionId} is a chat conversation's: it is not deleted alone`,
+      );
+    await this.handle(sessionId, { type: 'DeleteSession', sessionId }, metadata, true);
+  }
+
   /** Cancels the running turn of a session (its pending tool calls end as errors). */
   cancel(sessionId: string): boolean {
     return this.#turns.cancel(sessionId);

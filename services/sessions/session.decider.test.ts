@@ -30,6 +30,28 @@ const part = (messageId: string, p: Part): SessionEvent => ({
 });
 
 describe('session decider', () => {
+  it('deletes an idle session, after which it is gone for every command; not while a turn waits or runs', () => {
+    const deleted: SessionEvent = { type: 'SessionDeleted', data: { sessionId: 's1' } };
+    spec.given([created]).when({ type: 'DeleteSession', sessionId: 's1' }).thenEmits([deleted]);
+    spec.given([created, deleted]).when({ type: 'DeleteSession', sessionId: 's1' }).thenFails('not_found');
+    spec
+      .given([created, deleted])
+      .when({ type: 'QueueTurn', turnId: 't1', text: 'hi', attachments: [], source: 'api' })
+      .thenFails('not_found');
+    spec
+      .given([created, queued('t1')])
+      .when({ type: 'DeleteSession', sessionId: 's1' })
+      .thenFails('conflict');
+    spec
+      .given([created, queued('t1'), started('t1')])
+      .when({ type: 'DeleteSession', sessionId: 's1' })
+      .thenFails('conflict');
+    spec
+      .given([created, queued('t1'), started('t1'), { type: 'TurnCompleted', data: { turnId: 't1' } }])
+      .when({ type: 'DeleteSession', sessionId: 's1' })
+      .thenEmits([deleted]);
+  });
+
   it('creates a session once', () => {
     spec
       .given([])

@@ -45,7 +45,8 @@ export type SessionEvent =
     }
   | { type: 'TurnCompleted'; data: { turnId: string } }
   | { type: 'TurnFailed'; data: { turnId: string; error: string } }
-  | { type: 'TurnCancelled'; data: { turnId: string; reason: string } };
+  | { type: 'TurnCancelled'; data: { turnId: string; reason: string } }
+  | { type: 'SessionDeleted'; data: { sessionId: string } };
 
 export type SessionCommand =
   | {
@@ -71,7 +72,8 @@ export type SessionCommand =
     }
   | { type: 'CompleteTurn'; turnId: string }
   | { type: 'FailTurn'; turnId: string; error: string }
-  | { type: 'CancelTurn'; turnId: string; reason: string };
+  | { type: 'CancelTurn'; turnId: string; reason: string }
+  | { type: 'DeleteSession'; sessionId: string };
 
 interface OpenMessage {
   turnId: string;
@@ -101,6 +103,7 @@ export const SESSION_EVENT_TYPES = [
   'TurnCompleted',
   'TurnFailed',
   'TurnCancelled',
+  'SessionDeleted',
 ] as const satisfies readonly SessionEvent['type'][];
 
 const conflict = (message: string) => new DomainError('conflict', message);
@@ -206,6 +209,12 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
           : { type: 'TurnCancelled', data: { turnId: command.turnId, reason } },
       ];
     }
+    case 'DeleteSession': {
+      // A turn under way would write to a session no longer there: it must end (or be cancelled) first.
+      if (state.running !== null || state.queue.length > 0)
+        throw conflict(`session ${command.sessionId} has a turn running or waiting; cancel it first`);
+      return [{ type: 'SessionDeleted', data: { sessionId: command.sessionId } }];
+    }
     default:
       return unknownCase('command', command);
   }
@@ -273,6 +282,9 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
       return endTurn(state, event.data.turnId, 'failed');
     case 'TurnCancelled':
       return endTurn(state, event.data.turnId, 'cancelled');
+    case 'SessionDeleted':
+      // Gone for every command after it (a 404, as for a session never created).
+      return { ...state, exists: false };
     default:
       return unknownCase('event', event);
   }

@@ -1,30 +1,29 @@
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { ConnectionInput } from '../ai/connections/actions.ts';
 
 /**
  * The setup file (`studio apply -f studio.yaml`): the admin state a team keeps in git. Secrets are
  * never in it: a `${NAME}` in any text is the environment variable NAME, read when applied.
  */
+const Budget = z.strictObject({
+  amount_usd: z.number().positive(),
+  window: z.enum(['day', 'month', 'total']),
+  mode: z.enum(['hard', 'soft']),
+});
+const Limits = z.strictObject({
+  rpm: z.number().int().positive().optional(),
+  tpm: z.number().int().positive().optional(),
+  max_concurrent: z.number().int().positive().optional(),
+});
+
 export const SetupFile = z.strictObject({
-  providers: z
-    .array(
-      z.strictObject({
-        id: z.string(),
-        kind: z.enum(['openai', 'openai_compatible', 'azure_openai']).optional(),
-        preset: z.string().optional(),
-        base_url: z.string().optional(),
-        api_key: z.string().optional(),
-        api_version: z.string().optional(),
-        models: z.array(
-          z.strictObject({
-            id: z.string(),
-            upstream_id: z.string().optional(),
-            modalities: z.array(z.enum(['chat', 'embed'])).optional(),
-          }),
-        ),
-      }),
-    )
+  /** Env variables of the gateway (`env upsert`): secret unless `secret: false`. */
+  env: z
+    .array(z.strictObject({ key: z.string(), value: z.string(), secret: z.boolean().optional() }))
     .default([]),
+  /** Provider connections, as `POST /v1/ai/providers/upsert` takes them. */
+  providers: z.array(ConnectionInput).default([]),
   prices: z.record(z.string(), z.record(z.string(), z.number())).default({}),
   routes: z.array(z.record(z.string(), z.unknown()).and(z.object({ id: z.string() }))).default([]),
   studios: z
@@ -34,25 +33,31 @@ export const SetupFile = z.strictObject({
         name: z.string().optional(),
         cache_ttl_s: z.number().int().min(0).optional(),
         tokens: z
-          .array(z.strictObject({ name: z.string().min(1), models: z.array(z.string()).optional() }))
-          .default([]),
-        budgets: z
           .array(
             z.strictObject({
-              amount_usd: z.number().positive(),
-              window: z.enum(['day', 'month', 'total']),
-              mode: z.enum(['hard', 'soft']),
+              name: z.string().min(1),
+              models: z.array(z.string()).optional(),
+              /** The token's own budget and limits, within the studio's. */
+              budget: Budget.optional(),
+              limits: Limits.optional(),
             }),
           )
-          .max(1, "budgets: one studio-wide budget (a token's is set through the API)")
           .default([]),
-        limits: z
-          .strictObject({
-            rpm: z.number().int().positive().optional(),
-            tpm: z.number().int().positive().optional(),
-            max_concurrent: z.number().int().positive().optional(),
-          })
-          .optional(),
+        budgets: z
+          .array(Budget)
+          .max(1, "budgets: one studio-wide budget (a token's is set on the token)")
+          .default([]),
+        limits: Limits.optional(),
+        /** Accounts that sign in to the console, made when missing (found by email). */
+        accounts: z
+          .array(
+            z.strictObject({
+              email: z.string(),
+              name: z.string().optional(),
+              password: z.string().optional(),
+            }),
+          )
+          .default([]),
       }),
     )
     .default([]),

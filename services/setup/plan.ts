@@ -16,6 +16,10 @@ export interface Change {
   body: unknown;
   /** The call answers a secret shown once (a new token): where it is in the answer. */
   secret?: (answer: { user_token?: string }) => string | undefined;
+  /** This call issues a token (`<studio>/<name>`) that later calls name. */
+  issues?: string;
+  /** This call is for a token issued earlier in the same apply: its id goes in `token_id`. */
+  forToken?: string;
 }
 
 /** A provider connection as `GET /v1/ai/providers/list` shows it (its key masked). */
@@ -26,8 +30,20 @@ export interface ProviderView {
   base_url: string;
   api_key: string | null;
   api_version?: string;
-  models: { id: string; upstream_id: string; modalities: string[] }[];
+  headers?: Record<string, string>;
+  options?: Record<string, string | null>;
+  discovered?: boolean;
+  models: {
+    id: string;
+    upstream_id: string;
+    modalities: string[];
+    context_window?: number;
+    max_output_tokens?: number;
+  }[];
 }
+
+/** Options that are secrets: the list shows them masked, a file names them as `${ENV}`. */
+export const SECRET_OPTIONS = ['secret_access_key', 'session_token'] as const;
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 /** A model's modalities as a setup file says them: `chat` (text, stream and chat) and `embed`. */
@@ -42,26 +58,23 @@ export const modalitiesOf = (modes: readonly string[] | undefined) =>
 export async function planSetup(file: SetupFile, api: AdminApi): Promise<Change[]> {
   const changes: Change[] = [];
 
+  const env = new Map<string, { value: string; secret: boolean; source: string }>(
+    (await api.get('/v1/env/list')).items.map((item: { key: string }) => [item.key, item]),
+  );
+  for (const wanted of file.env) {
+    const current = env.get(wanted.key);
+    const secret = wanted.secret ?? true;
+    const shown = secret ? mask(wanted.value) : wanted.value;
+    if (current?.source === 'store' && current.secret === secret && current.value === shown) continue;
+    changes.push({ what: `set env ${wanted.key}`, path: '/v1/env/upsert', body: { ...wanted, secret } });
+  }
+
   const providers = new Map<string, ProviderView>(
     ((await api.get('/v1/ai/providers/list')).items as ProviderView[]).map((p) => [p.id, p]),
   );
   for (const wanted of file.providers) {
     const current = providers.get(wanted.id);
-    const models = (list: { id: string; upstream_id?: string; modalities?: readonly string[] }[]) =>
-      list.map((m) => ({
-        id: m.id.replace(`${wanted.id}/`, ''),
-        upstream_id: m.upstream_id ?? m.id,
-        modalities: modalitiesOf(m.modalities),
-      }));
-    const unchanged =
-      current !== undefined &&
-      (wanted.kind === undefined || wanted.kind === current.kind) &&
-      (wanted.preset ?? null) === current.preset &&
-      (wanted.base_url === undefined || wanted.base_url === current.base_url) &&
-      (wanted.api_version === undefined || wanted.api_version === current.api_version) &&
-      (wanted.api_key === undefined || mask(wanted.api_key) === current.api_key) &&
-      same(models(wanted.models), models(current.models));
-    if (!unchanged)
+    if (current === undefined || !providerMatches(wanted, current))
       changes.push({
         what: `${current ? 'update' : 'connect'} provider ${wanted.id}`,
         path: '/v1/ai/providers/upsert',
@@ -130,32 +143,58 @@ export async function planSetup(file: SetupFile, api: AdminApi): Promise<Change[
     }
     const of = async (path: string) =>
       studio ? (await api.get(`${path}?studio_id=${encodeURIComponent(id)}`)).items : [];
-    const names = new Set(
+    const tokenIds = new Map<string, string>(
       (await of('/v1/studios/tokens/list'))
         .filter((t: { revoked_at: string | null }) => !t.revoked_at)
-        .map((t: { name: string }) => t.name),
+        .map((t: { name: string; id: string }) => [t.name, t.id]),
     );
+    const budgets = await of('/v1/studios/budgets/list');
+    const limitsList = await of('/v1/studios/limits/list');
     for (const token of wanted.tokens) {
-      if (names.has(token.name)) continue;
+      const tokenId = tokenIds.get(token.name);
+      const issues = `${id}/${token.name}`;
+      if (tokenId === undefined)
+        changes.push({
+          what: `issue token ${token.name} of studio ${id}`,
+          path: '/v1/studios/tokens/apply',
+          body: { studio_id: id, name: token.name, ...(token.models ? { models: token.models } : {}) },
+          secret: (answer) => answer.user_token,
+          issues,
+        });
+      const owner = tokenId === undefined ? { forToken: issues } : {};
+      const ownBudget = budgets.find((b: { token_id: string | null }) => tokenId && b.token_id === tokenId);
+      if (token.budget && !budgetMatches(token.budget, ownBudget))
+        changes.push({
+          what: `set the budget of token ${token.name} of studio ${id}`,
+          path: '/v1/studios/budgets/set',
+          body: { studio_id: id, ...(tokenId ? { token_id: tokenId } : {}), ...token.budget },
+          ...owner,
+        });
+      const ownLimits = limitsList.find(
+        (l: { token_id: string | null }) => tokenId && l.token_id === tokenId,
+      );
+      if (token.limits && !limitsMatch(token.limits, ownLimits))
+        changes.push({
+          what: `set the limits of token ${token.name} of studio ${id}`,
+          path: '/v1/studios/limits/set',
+          body: { studio_id: id, ...(tokenId ? { token_id: tokenId } : {}), ...token.limits },
+          ...owner,
+        });
+    }
+    const accounts = new Set(
+      (await of('/v1/accounts/list')).map((a: { email: string }) => a.email.toLowerCase()),
+    );
+    for (const account of wanted.accounts) {
+      if (accounts.has(account.email.toLowerCase())) continue;
       changes.push({
-        what: `issue token ${token.name} of studio ${id}`,
-        path: '/v1/studios/tokens/apply',
-        body: { studio_id: id, name: token.name, ...(token.models ? { models: token.models } : {}) },
-        secret: (answer) => answer.user_token,
+        what: `create account ${account.email} in studio ${id}`,
+        path: '/v1/accounts/create',
+        body: { studio_id: id, ...account },
       });
     }
-    const budget = (await of('/v1/studios/budgets/list')).find(
-      (b: { token_id: string | null }) => b.token_id === null,
-    );
+    const budget = budgets.find((b: { token_id: string | null }) => b.token_id === null);
     for (const wantedBudget of wanted.budgets) {
-      if (
-        budget &&
-        same(
-          [budget.amount_usd, budget.window, budget.mode],
-          [wantedBudget.amount_usd, wantedBudget.window, wantedBudget.mode],
-        )
-      )
-        continue;
+      if (budgetMatches(wantedBudget, budget)) continue;
       changes.push({
         what: `set the budget of studio ${id}`,
         path: '/v1/studios/budgets/set',
@@ -163,11 +202,8 @@ export async function planSetup(file: SetupFile, api: AdminApi): Promise<Change[
       });
     }
     if (wanted.limits) {
-      const limits = (await of('/v1/studios/limits/list')).find(
-        (l: { token_id: string | null }) => l.token_id === null,
-      );
-      const fields = ['rpm', 'tpm', 'max_concurrent'] as const;
-      if (!limits || fields.some((field) => (wanted.limits![field] ?? null) !== (limits[field] ?? null)))
+      const limits = limitsList.find((l: { token_id: string | null }) => l.token_id === null);
+      if (!limitsMatch(wanted.limits, limits))
         changes.push({
           what: `set the limits of studio ${id}`,
           path: '/v1/studios/limits/set',
@@ -188,11 +224,75 @@ export async function applyChanges(
   applied: (change: Change, secret: string | undefined) => void = () => undefined,
 ): Promise<{ what: string; secret: string }[]> {
   const secrets: { what: string; secret: string }[] = [];
+  const issued = new Map<string, string>();
   for (const change of changes) {
-    const answer = await api.post(change.path, change.body);
+    const body = change.forToken
+      ? { ...(change.body as object), token_id: issued.get(change.forToken) }
+      : change.body;
+    const answer = await api.post(change.path, body);
+    if (change.issues) issued.set(change.issues, answer.token.id);
     const secret = change.secret?.(answer);
     applied(change, secret);
     if (secret) secrets.push({ what: change.what, secret });
   }
   return secrets;
+}
+
+type Wanted = SetupFile['providers'][number];
+type BudgetLike = { amount_usd: number; window: string; mode: string };
+type LimitsLike = { rpm?: number; tpm?: number; max_concurrent?: number };
+
+const budgetMatches = (wanted: BudgetLike, current: BudgetLike | undefined) =>
+  current !== undefined &&
+  same([current.amount_usd, current.window, current.mode], [wanted.amount_usd, wanted.window, wanted.mode]);
+
+const limitsMatch = (wanted: LimitsLike, current: Record<string, number | null> | undefined) =>
+  current !== undefined &&
+  (['rpm', 'tpm', 'max_concurrent'] as const).every(
+    (field) => (wanted[field] ?? null) === (current[field] ?? null),
+  );
+
+/** A connection's models as a file says them: without the connection's prefix, defaults filled. */
+const modelsOf = (connection: string, list: Wanted['models'] | ProviderView['models'] = []) =>
+  list.map((m) => ({
+    id: m.id.replace(`${connection}/`, ''),
+    upstream_id: m.upstream_id ?? m.id,
+    modalities: modalitiesOf(m.modalities),
+    context_window: m.context_window ?? null,
+    max_output_tokens: m.max_output_tokens ?? null,
+  }));
+
+const sorted = (record: Record<string, unknown>) => Object.fromEntries(Object.entries(record).sort());
+
+/**
+ * Whether a connection already is as the file says (secrets compared masked, as the list shows
+ * them). A discovered connection matches when the models the file names are among those found.
+ */
+function providerMatches(wanted: Wanted, current: ProviderView): boolean {
+  const wantedModels = modelsOf(wanted.id, wanted.models);
+  const currentModels = modelsOf(current.id, current.models);
+  const models = wanted.discover
+    ? current.discovered === true && wantedModels.every((m) => currentModels.some((c) => same(c, m)))
+    : same(wantedModels, currentModels);
+  const headers =
+    wanted.headers === undefined ||
+    same(
+      sorted(Object.fromEntries(Object.entries(wanted.headers).map(([name, value]) => [name, mask(value)]))),
+      sorted(current.headers ?? {}),
+    );
+  const options = Object.entries(wanted.options ?? {}).every(
+    ([name, value]) =>
+      ((SECRET_OPTIONS as readonly string[]).includes(name) ? mask(String(value)) : value) ===
+      current.options?.[name],
+  );
+  return (
+    (wanted.kind === undefined || wanted.kind === current.kind) &&
+    (wanted.preset ?? null) === current.preset &&
+    (wanted.base_url === undefined || wanted.base_url === current.base_url) &&
+    (wanted.api_version === undefined || wanted.api_version === current.api_version) &&
+    (wanted.api_key === undefined || mask(wanted.api_key) === current.api_key) &&
+    headers &&
+    options &&
+    models
+  );
 }

@@ -5,7 +5,7 @@ import { newId } from '../../shared/crypto.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { type AnyAction, defineAction, defineService } from '../../shared/http/action.ts';
-import { modelPatterns } from '../../shared/model-patterns.ts';
+import { modelPattern, modelPatterns } from '../../shared/model-patterns.ts';
 import { issueToken, studioCommands } from './commands.ts';
 import { cacheTtlS } from './settings.ts';
 import { studioId } from './studio-id.ts';
@@ -131,20 +131,33 @@ export function studiosService(gw: GatewayContext, governance: readonly AnyActio
           expires_in_s: z.number().int().positive().max(MAX_TOKEN_LIFETIME_S).optional(),
           /** Model ids or `*` patterns the token may call; left out or null: every model. */
           models: modelPatterns.nullable().optional(),
+          /** MCP tools (`<server>__<tool>` or `*` patterns) it may call through /v1/mcp; left out: none. */
+          tools: z
+            .array(modelPattern)
+            .max(100)
+            .transform((patterns) => [...new Set(patterns)])
+            .optional(),
         }),
-        handler: async ({ studio_id, name, expires_in_s, models }, ctx) => {
+        handler: async ({ studio_id, name, expires_in_s, models, tools }, ctx) => {
           const tokenId = newId('tok');
           const expiresAt =
             expires_in_s === undefined ? null : new Date(Date.now() + expires_in_s * 1000).toISOString();
           const { userToken } = await issueToken(
             run,
-            { studioId: studio_id, tokenId, name: name ?? 'token', expiresAt, models: models ?? null },
+            {
+              studioId: studio_id,
+              tokenId,
+              name: name ?? 'token',
+              expiresAt,
+              models: models ?? null,
+              ...(tools === undefined ? {} : { tools }),
+            },
             ctx.metadata,
           ).catch((error: unknown) => {
             throw unshownToken(error, tokenId);
           });
           const { revoked_at: _revokedAt, ...token } = tokens().byId.get(tokenId)!;
-          return { user_token: userToken, token };
+          return { user_token: userToken, token: tools === undefined ? token : { ...token, tools } };
         },
       }),
       defineAction({

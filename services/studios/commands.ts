@@ -25,6 +25,8 @@ export interface NewToken {
   expiresAt: string | null;
   /** Model ids or patterns the token may call; null: every model. */
   models: readonly string[] | null;
+  /** The MCP tools it may call (`<server>__<tool>` or patterns); left out: none. */
+  tools?: readonly string[];
   tokenId?: string;
 }
 
@@ -50,6 +52,7 @@ export async function issueToken(
       tokenHash: sha256Hex(userToken),
       expiresAt: token.expiresAt,
       models: token.models,
+      ...(token.tools === undefined ? {} : { tools: token.tools }),
     },
     metadata,
   );

@@ -31,6 +31,8 @@ export type StudioEvent =
          * tokens issued before tokens could be limited, which may call every model.
          */
         models?: readonly string[] | null;
+        /** The MCP tools it may call through `/v1/mcp` (`<server>__<tool>` or `*` patterns); absent: none. */
+        tools?: readonly string[];
       };
     }
   | {
@@ -53,6 +55,7 @@ export type StudioCommand =
       tokenHash: string;
       expiresAt: string | null;
       models: readonly string[] | null;
+      tools?: readonly string[];
     }
   | { type: 'RevokeToken'; studioId: string; tokenId: string };
 
@@ -116,10 +119,9 @@ function decide(command: StudioCommand, state: StudioState): StudioEvent[] {
       if (removed) throw new DomainError('conflict', `studio ${studioId} is removed`);
       if (state.tokens.has(command.tokenId))
         throw new DomainError('conflict', `token ${command.tokenId} already exists`);
-      const { tokenId, name, prefix, tokenHash, expiresAt, models } = command;
-      return [
-        { type: 'TokenIssued', data: { studioId, tokenId, name, prefix, tokenHash, expiresAt, models } },
-      ];
+      const { tokenId, name, prefix, tokenHash, expiresAt, models, tools } = command;
+      const data = { studioId, tokenId, name, prefix, tokenHash, expiresAt, models };
+      return [{ type: 'TokenIssued', data: tools === undefined ? data : { ...data, tools } }];
     }
     case 'RevokeToken': {
       const token = state.tokens.get(command.tokenId);

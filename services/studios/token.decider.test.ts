@@ -42,6 +42,19 @@ describe('studio decider: tokens', () => {
       .thenEmits([issued('t1', ['dev/*', 'openai/gpt-4o-mini'])]);
   });
 
+  it('issues a token allowed some MCP tools, which its event names; without them the event has none', () => {
+    const withTools = { ...issue('t1'), tools: ['files__*', 'web__echo'] };
+    const { type: _type, ...data } = withTools;
+    spec
+      .given([created])
+      .when(withTools)
+      .thenEmits([{ type: 'TokenIssued', data }]);
+    spec
+      .given([created])
+      .when(issue('t2'))
+      .thenEmits([issued('t2')]);
+  });
+
   it('a token issued before tokens could be limited (no models in its event) is revoked like any other', () => {
     const { models: _models, ...old } = issue('t1');
     const { type: _type, ...data } = old;

@@ -5,7 +5,7 @@ import type { WireDialect } from './dialect.ts';
 import type { Identity, IdentityKind } from './identity.ts';
 import type { ServedRequest, ServedResponse } from './request.ts';
 
-export type HttpMethod = 'GET' | 'POST';
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 export interface ActionContext<Params = unknown> {
   identity: Identity;
@@ -64,6 +64,11 @@ export interface Endpoint<Input = unknown, Params = unknown> {
   produces?: readonly string[];
   /** Errors the handler answers itself, beyond what its identities and input say (its own credential check). */
   errors?: readonly ErrorCode[];
+  /**
+   * Told of every error the endpoint answers, thrown by its handler or by the gates before it (who
+   * may call, the body, the input), before the error is written: e.g. to put refusals on record.
+   */
+  failed?(error: unknown, req: ServedRequest, res: ServedResponse): void;
   handler(input: Input, ctx: ActionContext<Params>): Promise<ActionResult> | ActionResult;
 }
 

@@ -52,6 +52,10 @@ export interface HttpAppOptions {
   sessionCredential?: (req: ServedRequest) => string | undefined;
   /** Endpoints outside `/v1` (the console's session), served and described in the API's document. */
   routes?: readonly AnyPathEndpoint[];
+  /** Endpoints under `/v1` beside the registry's actions (`/v1/mcp`), behind its credential check. */
+  v1Routes?: readonly AnyPathEndpoint[];
+  /** The `WWW-Authenticate` challenge a 401 at `path` carries, where its clients read one (`/v1/mcp`). */
+  challengeAt?: (req: ServedRequest, path: string) => string | undefined;
   /** Anything else outside `/v1` (the console's pages and assets), mounted before the 404. */
   extraRoutes?: (app: Express) => void;
 }
@@ -98,11 +102,22 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
 
   // Everything is read from the path, not matched by express's router: the same answers (paths
   // case-insensitive, a trailing slash allowed, percent-decoding per segment) for a fraction of the work.
-  const v1Endpoints = new EndpointTable().add(routes.v1);
+  // Endpoints of other services under /v1 are served as their actions are: large bodies budgeted,
+  // rights watched while their answers run.
+  const v1Endpoints = new EndpointTable().add(routes.v1).add(options.v1Routes ?? [], { largeBodies, rights });
   const open = new EndpointTable().add([...routes.open, ...(options.routes ?? [])]);
   const v1 = (req: ServedRequest, res: ServedResponse, path: string): Promise<void> | undefined => {
     options.assertServing?.();
-    req.identity = identify(authenticator, req, options.sessionCredential);
+    try {
+      req.identity = identify(authenticator, req, options.sessionCredential);
+    } catch (error) {
+      const challenge = options.challengeAt?.(req, path);
+      if (challenge === undefined || !(error instanceof ApiError) || error.status !== 401) throw error;
+      throw new ApiError(error.code, error.message, {
+        ...error.options,
+        headers: { ...error.options.headers, 'WWW-Authenticate': challenge },
+      });
+    }
     const served = v1Endpoints.serve(req, res, path);
     if (served) return served;
     const action = v1ActionOf(path);
@@ -158,7 +173,12 @@ function appRoutes(options: HttpAppOptions) {
     }),
   ];
   const describe = () => {
-    document ??= gatewayDocument(registry, [...open, ...v1, ...(options.routes ?? [])]);
+    document ??= gatewayDocument(registry, [
+      ...open,
+      ...v1,
+      ...(options.v1Routes ?? []),
+      ...(options.routes ?? []),
+    ]);
     return document;
   };
   return { open, v1, describe };

@@ -65,7 +65,11 @@ export class EndpointTable {
     const found = exact ?? this.#patternFor(asked);
     if (!found) return undefined;
     const method: HttpMethod | undefined =
-      req.method === 'GET' || req.method === 'HEAD' ? 'GET' : req.method === 'POST' ? 'POST' : undefined;
+      req.method === 'GET' || req.method === 'HEAD'
+        ? 'GET'
+        : req.method === 'POST' || req.method === 'DELETE'
+          ? req.method
+          : undefined;
     const entry = method && found.byMethod.get(method);
     if (!entry) {
       const allowed = [...found.byMethod.keys()].join(', ');

@@ -159,7 +159,7 @@ function operation(
   const params = endpoint.params ? schemas.inline(endpoint.params, 'input', `${id}.params`) : undefined;
   const parameters: Json[] = [
     ...pathParameters(endpoint.path, params),
-    ...(endpoint.method === 'GET' ? queryParameters(input) : []),
+    ...(endpoint.method === 'POST' ? [] : queryParameters(input)),
   ];
   const codes = errorCodes(endpoint, input, options);
   const op: Json = {

@@ -42,7 +42,7 @@ export function originGuard(policy: OriginPolicy): Guard {
   const allowed = new Set(policy.allowedOrigins);
   const corsForListed = cors({
     origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
-    methods: ['GET', 'POST'],
+    methods: ['GET', 'POST', 'DELETE'],
     allowedHeaders: ['authorization', 'content-type', 'last-event-id', 'x-request-id', 'x-correlation-id'],
     exposedHeaders: ['x-request-id'],
     maxAge: 600,

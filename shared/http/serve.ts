@@ -44,6 +44,9 @@ export async function serve(
   const release = Drain.hold(req);
   try {
     await serveHeld(endpoint, req, res, policy, pathParams);
+  } catch (error) {
+    endpoint.failed?.(error, req, res);
+    throw error;
   } finally {
     release();
   }
@@ -162,7 +165,8 @@ function authorize(allowed: readonly IdentityKind[], identity: Identity): void {
 }
 
 function parseInput(endpoint: AnyEndpoint, req: ServedRequest): unknown {
-  const where = endpoint.method === 'GET' ? 'query' : 'body';
+  // Only a POST has a body: a GET's or a DELETE's input is its query.
+  const where = endpoint.method === 'POST' ? 'body' : 'query';
   if (where === 'body' && req.body === undefined && hasBody(req)) {
     throw new ApiError('invalid_json', 'the request body must be JSON (Content-Type: application/json)');
   }

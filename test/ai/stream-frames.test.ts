@@ -82,6 +82,7 @@ async function run(
     routes: { get: () => undefined, inFlight: new InFlight() },
     cache: { lookup: async () => new CacheTicket('bypass') },
     metrics: new AiMetrics(new Registry()),
+    payloads: { keepsMessages: () => true },
   } as unknown as AiDeps;
   const { handler } = action(deps);
   const server = createServer((req, res) => {

@@ -59,7 +59,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
   it('projections rebuild replays every read model in one pass, with a progress bar', async () => {
     const run = studio(['projections', 'rebuild'], { STUDIO_DATA_DIR: dataDir });
     expect(await run.exited).toBe(0);
-    expect(run.output()).toMatch(/14 read models\s+\[[^\]]*\] 100%/);
+    expect(run.output()).toMatch(/20 read models\s+\[[^\]]*\] 100%/);
     expect(run.output()).toMatch(/\d+ events read in \d+ ms \(\d+ events\/s\), one pass for all/);
     for (const name of [
       'studios',
@@ -73,6 +73,12 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
       'limits',
       'routes',
       'console-sessions',
+      'requests',
+      'capture',
+      'mcp-servers',
+      'mcp-access',
+      'alert-settings',
+      'alert-history',
       'sessions',
       'chat',
     ]) {
@@ -84,7 +90,7 @@ describe('studio CLI on the embedded store', { timeout: 120_000 }, () => {
     const run = studio(['projections', 'rebuild', 'nope'], { STUDIO_DATA_DIR: dataDir });
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain(
-      'unknown projection "nope"; known: studios, tokens, env, usage, jobs, accounts, prices, connections, budgets, limits, routes, console-sessions, sessions, chat',
+      'unknown projection "nope"; known: studios, tokens, env, usage, jobs, accounts, prices, connections, budgets, limits, routes, console-sessions, requests, capture, mcp-servers, mcp-access, alert-settings, alert-history, sessions, chat',
     );
   });
 

@@ -8,6 +8,7 @@ import { readSetupFile } from '../../services/setup/file.ts';
 import { type AdminApi, applyChanges, planSetup } from '../../services/setup/plan.ts';
 import { adminOk } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { openAiMock, sendJson } from '../support/mock-ai-upstreams.ts';
 import { studio } from '../support/studio-cli.ts';
 
 // `studio apply -f studio.yaml`: a file of providers, prices, routes and studios brought onto a
@@ -85,6 +86,97 @@ describe('a setup file', () => {
     expect((await planSetup(file, api())).map((change) => change.what)).toEqual([
       'set the limits of studio acme',
     ]);
+  });
+
+  it('env, connection headers and options, discovered models, per-token budgets and limits, and accounts round-trip', async () => {
+    const upstream = await openAiMock();
+    upstream.reply((req, res) =>
+      req.path === '/v1/models'
+        ? sendJson(res, 200, { object: 'list', data: [{ id: 'qwen2.5' }, { id: 'bge-embed' }] })
+        : sendJson(res, 404, { error: { message: req.path } }),
+    );
+    try {
+      const more = `
+env:
+  - { key: SEARCH_API_KEY, value: '\${SEARCH_KEY}' }
+  - { key: REGION_NAME, value: eu-west, secret: false }
+providers:
+  - id: lab
+    kind: openai_compatible
+    base_url: ${upstream.url}/v1
+    headers: { X-Org: '\${LAB_ORG}' }
+    discover: true
+    models: [{ id: qwen2.5, max_output_tokens: 4096 }]
+  - id: aws
+    kind: bedrock
+    options: { region: eu-central-1, access_key_id: AKIDEXAMPLE12345, secret_access_key: '\${AWS_SECRET}' }
+    models: [{ id: claude, upstream_id: anthropic.claude-3-5-sonnet-20240620-v1:0 }]
+studios:
+  - id: initech
+    tokens:
+      - name: batch
+        budget: { amount_usd: 5, window: day, mode: hard }
+        limits: { rpm: 10 }
+    accounts: [{ email: peter@initech.example, name: Peter, password: '\${PETER_PASSWORD}' }]
+`;
+      const env = {
+        SEARCH_KEY: 'search-secret-0123456789',
+        LAB_ORG: 'org-lab-secret-0123456',
+        AWS_SECRET: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+        PETER_PASSWORD: 'correct horse battery staple',
+      };
+      const file = readSetupFile(more, env);
+      const planned = await planSetup(file, api());
+      expect(planned.map((change) => change.what)).toEqual([
+        'set env SEARCH_API_KEY',
+        'set env REGION_NAME',
+        'connect provider lab',
+        'connect provider aws',
+        'create studio initech',
+        'issue token batch of studio initech',
+        'set the budget of token batch of studio initech',
+        'set the limits of token batch of studio initech',
+        'create account peter@initech.example in studio initech',
+      ]);
+      await applyChanges(planned, api());
+      expect(await planSetup(file, api())).toEqual([]);
+
+      const [batch] = (await adminOk(gw, 'GET', '/v1/studios/tokens/list?studio_id=initech')).json.items;
+      const budgets = (await adminOk(gw, 'GET', '/v1/studios/budgets/list?studio_id=initech')).json.items;
+      expect(budgets).toEqual([
+        expect.objectContaining({ token_id: batch.id, amount_usd: 5, window: 'day' }),
+      ]);
+      const lab = (await adminOk(gw, 'GET', '/v1/ai/providers/list')).json.items.find(
+        (p: { id: string }) => p.id === 'lab',
+      );
+      expect(lab.models.map((m: { id: string }) => m.id)).toEqual(['lab/qwen2.5', 'lab/bge-embed']);
+
+      const exported = await exportSetup(api());
+      const text = JSON.stringify(exported);
+      for (const secret of Object.values(env)) expect(text).not.toContain(secret);
+      expect(exported.env).toEqual(
+        expect.arrayContaining([
+          { key: 'SEARCH_API_KEY', value: '${SEARCH_API_KEY}' },
+          { key: 'REGION_NAME', value: 'eu-west', secret: false },
+        ]),
+      );
+      expect(exported.providers.find((p) => p.id === 'aws')).toMatchObject({
+        options: {
+          region: 'eu-central-1',
+          access_key_id: 'AKIDEXAMPLE12345',
+          secret_access_key: '${AWS_SECRET_ACCESS_KEY}',
+        },
+      });
+      const again = readSetupFile(JSON.stringify(exported), {
+        TEAM_LLM_API_KEY: KEY,
+        SEARCH_API_KEY: env.SEARCH_KEY,
+        LAB_X_ORG: env.LAB_ORG,
+        AWS_SECRET_ACCESS_KEY: env.AWS_SECRET,
+      });
+      expect(await planSetup(again, api())).toEqual([]);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('names the environment variables it lacks, and the field that is wrong', () => {

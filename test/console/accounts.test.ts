@@ -42,7 +42,7 @@ describe.skipIf(browserSkip !== undefined)('console: accounts', () => {
     await signIn(watched, fx.gw, fx.gw.adminKey);
     await openFromMenu(watched, 'Accounts');
     await page.getByLabel('Studio').selectOption('globex');
-    await page.getByText('0 accounts of globex').waitFor();
+    await page.getByText('No accounts for globex yet.').waitFor();
 
     await fillAccount(page, 'ada@example.test', { name: 'Ada', password: 'correct horse battery' });
     const ada = page.getByRole('row', { name: /ada@example\.test/ });

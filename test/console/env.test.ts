@@ -129,7 +129,7 @@ describe.skipIf(browserSkip !== undefined)('console: env', () => {
     await form.getByLabel(/^Public keys/).fill('');
     await form.getByLabel('Overwrite keys already set').uncheck();
     await form.getByRole('button', { name: 'Import' }).click();
-    await result.getByText('Skipped 1 (already set): PASTED_ONE.').waitFor();
+    await result.getByText('Skipped 1 key (already set): PASTED_ONE.').waitFor();
     expect(await envItem('PICKED')).toMatchObject({ secret: true });
     expect(await envItem('PASTED_ONE')).toMatchObject({ value: '••••0001' });
 
@@ -141,7 +141,7 @@ describe.skipIf(browserSkip !== undefined)('console: env', () => {
     await form.dispatchEvent('drop', { dataTransfer: dropped });
     await form.getByText('read dropped.env').waitFor();
     await form.getByRole('button', { name: 'Import' }).click();
-    await result.getByText('Imported 1: DROPPED.').waitFor();
+    await result.getByText('Imported 1 key: DROPPED.').waitFor();
     expect(await result.getByRole('table').textContent()).toMatch(/2.*1BAD/);
     expect(await envItem('DROPPED')).toBeDefined();
     expect(await envItem('1BAD')).toBeUndefined();

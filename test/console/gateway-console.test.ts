@@ -107,7 +107,7 @@ describe.skipIf(browserSkip !== undefined)('gateway console: studios', () => {
     const watched = await openPage(browser);
     const { page } = watched;
     await signInAsAdmin(watched);
-    await page.getByRole('link', { name: 'Studios' }).click();
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Studios' }).click();
     await page.getByLabel('Name').fill('Acme');
     await page.getByLabel('Id (optional)').fill('acme');
     await page.getByRole('button', { name: 'Create studio' }).click();
@@ -150,7 +150,7 @@ describe.skipIf(browserSkip !== undefined)('gateway console: studios', () => {
     watched.allowStatuses(409);
     const { page } = watched;
     await signInAsAdmin(watched);
-    await page.getByRole('link', { name: 'Studios' }).click();
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Studios' }).click();
     await page.getByLabel('Name').fill('Again');
     await page.getByLabel('Id (optional)').fill('taken');
     await page.getByRole('button', { name: 'Create studio' }).click();
@@ -171,7 +171,7 @@ describe.skipIf(browserSkip !== undefined)('gateway console: studios', () => {
     await page.keyboard.type(gw.adminKey);
     await page.keyboard.press('Enter');
     await page.getByRole('navigation', { name: 'Console' }).waitFor();
-    await page.getByRole('link', { name: 'Studios' }).focus();
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Studios' }).focus();
     await page.keyboard.press('Enter');
     await page.getByLabel('Name').focus();
     await page.keyboard.type('Phone');

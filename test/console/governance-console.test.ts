@@ -46,7 +46,10 @@ async function signIn(watched: WatchedPage, credential: string): Promise<void> {
 async function openAs(path: string, options: { phone?: boolean } = {}) {
   const watched = await openPage(browser, options.phone ? { viewport: PHONE } : {});
   await signIn(watched, gw.adminKey);
-  await watched.page.getByRole('link', { name: path, exact: true }).click();
+  await watched.page
+    .getByRole('navigation', { name: 'Console' })
+    .getByRole('link', { name: path, exact: true })
+    .click();
   return watched;
 }
 
@@ -112,15 +115,50 @@ describe.skipIf(browserSkip !== undefined)('budgets page', () => {
     await watched.context.close();
   });
 
-  it('shows a refusal with its message and request id (a token of no such id)', async () => {
+  it("sets a token's budget by picking the token by name (the whole studio by default)", async () => {
+    const token = (
+      await adminOk(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'acme', name: 'reporting bot' })
+    ).json.token as { id: string; prefix: string };
+    const revoked = (
+      await adminOk(gw, 'POST', '/v1/studios/tokens/apply', { studio_id: 'acme', name: 'old' })
+    ).json.token as { id: string };
+    await adminOk(gw, 'POST', '/v1/studios/tokens/revoke', { token_id: revoked.id });
     const watched = await openAs('Budgets');
-    watched.allowStatuses(404, 400);
     const { page } = watched;
     await page.getByLabel('Studio', { exact: true }).selectOption('acme');
-    await page.getByLabel('Token id (empty: the whole studio)').fill('tok_nobody');
-    await page.getByLabel('Amount (USD)').fill('1');
+    const scope = page.getByLabel('Applies to');
+    await scope.locator('option', { hasText: 'reporting bot' }).waitFor({ state: 'attached' });
+    expect(await scope.inputValue()).toBe(''); // the whole studio
+    const options = await scope.locator('option').allTextContents();
+    expect(options[0]).toBe('Whole studio');
+    expect(options).toContain(`Token reporting bot (${token.prefix}…)`);
+    expect(options.some((o) => o.includes('old'))).toBe(false); // a revoked token takes no budget
+    await scope.selectOption({ label: `Token reporting bot (${token.prefix}…)` });
+    await page.getByLabel('Amount (USD)').fill('3');
     await page.getByRole('button', { name: 'Set budget' }).click();
-    await expectRefusalShown(page, /tok_nobody/);
+    const row = page.getByRole('row', { name: /reporting bot/ });
+    await row.getByText('$3.00').first().waitFor();
+    expect((await adminOk(gw, 'GET', '/v1/studios/budgets/list?studio_id=acme')).json.items).toMatchObject([
+      { token_id: token.id, amount_usd: 3 },
+    ]);
+    await row.getByRole('button', { name: 'Remove' }).click();
+    await page
+      .getByRole('dialog', { name: `Remove the budget of token reporting bot (${token.id})?` })
+      .getByRole('button', { name: 'Remove budget' })
+      .click();
+    await row.waitFor({ state: 'detached' });
+    watched.expectNoProblems();
+    await watched.context.close();
+  });
+
+  it('shows a refusal with its message and request id (an amount beyond what a budget may be)', async () => {
+    const watched = await openAs('Budgets');
+    watched.allowStatuses(400);
+    const { page } = watched;
+    await page.getByLabel('Studio', { exact: true }).selectOption('acme');
+    await page.getByLabel('Amount (USD)').fill('2000000000');
+    await page.getByRole('button', { name: 'Set budget' }).click();
+    await expectRefusalShown(page, /amount_usd/);
     watched.expectNoProblems();
     await watched.context.close();
   });
@@ -132,6 +170,7 @@ describe.skipIf(browserSkip !== undefined)('rate limits page', () => {
     watched.allowStatuses(400);
     const { page } = watched;
     await page.getByLabel('Studio', { exact: true }).selectOption('acme');
+    expect(await page.getByLabel('Applies to').inputValue()).toBe(''); // the whole studio
     await page.getByLabel('Requests per minute').fill('600');
     await page.getByLabel('At once').fill('4');
     await page.getByRole('button', { name: 'Set limits' }).click();

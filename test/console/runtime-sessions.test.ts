@@ -184,9 +184,10 @@ describe.skipIf(browserSkip !== undefined)('runtime console: sessions', () => {
     for (const text of ['first in line', 'second in line', 'third in line']) {
       await page.getByLabel(/^Message/).fill(text);
       await page.getByRole('button', { name: 'Send' }).click();
+      // The first runs at once (its place is the running one's); the others wait behind it.
       await page
         .getByRole('status')
-        .filter({ hasText: /Queued at position/ })
+        .filter({ hasText: /Queued at position|Running/ })
         .waitFor();
       await page.getByRole('button', { name: 'Send' }).and(page.locator(':enabled')).waitFor();
     }
@@ -204,9 +205,52 @@ describe.skipIf(browserSkip !== undefined)('runtime console: sessions', () => {
     release();
     await page.getByText('No turn is running or waiting.').waitFor();
     await transcript(page).getByText('Echo: third in line').waitFor();
+    // What the prompt route said when it was queued is not left standing once the turn ran.
+    const promptStatus = page.getByRole('form', { name: 'Prompt' }).getByRole('status');
+    await expect.poll(() => promptStatus.textContent()).toBe('');
     const started = (await api.history(id)).filter((e) => e.type === 'TurnStarted').length;
     expect(started).toBe(3);
     watched.expectNoProblems();
+    await watched.context.close();
+  });
+
+  it('says where the prompt sent stands as its turn waits, runs and ends; then shows its tokens and latency', async () => {
+    const { id } = await api.create({ title: 'Usage', model: 'dev/echo' });
+    const busy = await api.create({ title: 'Held', model: 'test/paced' });
+    const watched = await openPage(browser);
+    const { page } = watched;
+    await openSession(page, busy.id);
+    const promptStatus = page.getByRole('form', { name: 'Prompt' }).getByRole('status');
+    const release = paced.hold();
+    await page.getByLabel(/^Message/).fill('held for a while');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => promptStatus.textContent()).toBe('Running');
+    release();
+    await transcript(page).getByText('Echo: held for a while', { exact: true }).waitFor();
+    await expect.poll(() => promptStatus.textContent()).toBe('');
+    await untilIdle(busy.id);
+
+    await openSession(page, id);
+    await page.getByLabel(/^Message/).fill('count my tokens please');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const turn = page.getByRole('article', { name: 'Turn 1' });
+    await turn.getByText('Echo: count my tokens please', { exact: true }).waitFor();
+    const history = await api.history(id);
+    const completed = history.filter((e) => e.type === 'MessageCompleted').at(-1)!;
+    const usage = completed.data.usage as { inputTokens: number; outputTokens: number };
+    expect(usage.inputTokens).toBeGreaterThan(0);
+    expect(usage.outputTokens).toBeGreaterThan(0);
+    const line = turn.locator('.turn-usage');
+    await line.waitFor();
+    expect(await line.locator('[data-field="input-tokens"]').textContent()).toBe(
+      `${usage.inputTokens} tokens in`,
+    );
+    expect(await line.locator('[data-field="output-tokens"]').textContent()).toBe(
+      `${usage.outputTokens} tokens out`,
+    );
+    expect(await line.locator('[data-field="latency"]').textContent()).toMatch(/^\d+(\.\d)? s$/);
+    expect(await promptStatus.textContent()).toBe('');
+    await checkPage(watched, 'runtime-session-usage');
     await watched.context.close();
   });
 
@@ -294,6 +338,48 @@ describe.skipIf(browserSkip !== undefined)('runtime console: sessions', () => {
     await page.getByRole('button', { name: 'Load more sessions' }).click();
     await page.getByText(`${total} sessions`).waitFor();
     expect(await page.getByRole('button', { name: 'Load more sessions' }).count()).toBe(0);
+    watched.expectNoProblems();
+    await watched.context.close();
+  });
+
+  it('searches the sessions by title or first message, and deletes one after a confirmation', async () => {
+    const alpha = await api.create({ title: 'Alpha quarterly report', model: 'dev/echo' });
+    const beta = await api.create({ title: 'Beta', model: 'dev/echo' });
+    expect((await api.prompt(beta.id, 'a needle in the first message')).status).toBe(200);
+    const watched = await openPage(browser);
+    const { page } = watched;
+    await page.goto(`${stack.runtime.url}/#/sessions`);
+    const rows = page.getByRole('table').getByRole('row');
+    await page.getByRole('row', { name: /Alpha quarterly report/ }).waitFor();
+
+    const search = page.getByLabel(/^Search sessions/);
+    await search.fill('QUARTERLY');
+    await expect.poll(() => rows.count()).toBe(2); // the header and Alpha
+    await page.getByRole('row', { name: /Alpha quarterly report/ }).waitFor();
+    await search.fill('needle in the first');
+    await page.getByRole('row', { name: /Beta/ }).waitFor();
+    await expect.poll(() => rows.count()).toBe(2);
+    await search.fill('nothing is called this');
+    await page
+      .locator('p.empty')
+      .filter({ hasText: 'No session matches "nothing is called this".' })
+      .waitFor();
+    expect(await page.getByRole('table').count()).toBe(0);
+    await search.fill('');
+
+    await page.getByRole('button', { name: 'Delete Alpha quarterly report' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete session Alpha quarterly report?' });
+    await dialog.getByRole('button', { name: 'Delete session' }).waitFor();
+    await checkPage(watched, 'runtime-sessions-delete');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await api.get(alpha.id)).id).toBe(alpha.id);
+    await page.getByRole('button', { name: 'Delete Alpha quarterly report' }).click();
+    await dialog.getByRole('button', { name: 'Delete session' }).click();
+    await page.getByRole('row', { name: /Alpha quarterly report/ }).waitFor({ state: 'detached' });
+    expect((await stack.call('GET', `/api/sdk/sessions/${alpha.id}`)).status).toBe(404);
+    const listed = (await stack.call('GET', '/api/sdk/sessions?limit=200')).json.items as { id: string }[];
+    expect(listed.map((s) => s.id)).not.toContain(alpha.id);
+    await page.getByRole('row', { name: /Beta/ }).waitFor();
     watched.expectNoProblems();
     await watched.context.close();
   });

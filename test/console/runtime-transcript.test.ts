@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { emptyTranscript, fold, queuePosition } from '../../console/src/runtime/sessions/transcript.ts';
+import {
+  emptyTranscript,
+  fold,
+  queuePosition,
+  turnUsage,
+} from '../../console/src/runtime/sessions/transcript.ts';
 import type { SessionStreamItem } from '../../sdk/types.ts';
 
 let revision = 0;
@@ -64,5 +69,42 @@ describe('the transcript folded from a session stream', () => {
     expect(done.running).toBeNull();
     expect(queuePosition(done, 'b')).toBe(1);
     expect(done.turns.get('a')).toMatchObject({ state: 'failed', error: 'upstream down' });
+  });
+
+  it("sums a turn's tokens over its model calls and times it from its first call to its last answer", () => {
+    const at = (time: string, item: SessionStreamItem) => ({ ...item, time }) as SessionStreamItem;
+    revision = 0;
+    const t = fold(emptyTranscript(), [
+      event('TurnQueued', { turnId: 't1', text: 'hi' }),
+      event('TurnStarted', { turnId: 't1' }),
+      at('2026-01-01T00:00:01.000Z', event('MessageCreated', { messageId: 'u', turnId: 't1', role: 'user' })),
+      at('2026-01-01T00:00:01.000Z', event('MessageCompleted', { messageId: 'u', usage: null })),
+      at(
+        '2026-01-01T00:00:01.000Z',
+        event('MessageCreated', { messageId: 'a1', turnId: 't1', role: 'assistant' }),
+      ),
+      at(
+        '2026-01-01T00:00:02.000Z',
+        event('MessageCompleted', { messageId: 'a1', usage: { inputTokens: 10, outputTokens: 3 } }),
+      ),
+      at(
+        '2026-01-01T00:00:02.000Z',
+        event('MessageCreated', { messageId: 'a2', turnId: 't1', role: 'assistant' }),
+      ),
+    ]);
+    // The second call is under way: its tokens are not in yet, the latency is up to the first answer.
+    expect(turnUsage(t.messages)).toEqual({ inputTokens: 10, outputTokens: 3, latencyMs: 1000 });
+    const done = fold(t, [
+      at(
+        '2026-01-01T00:00:03.500Z',
+        event('MessageCompleted', { messageId: 'a2', usage: { inputTokens: 20, outputTokens: 5 } }),
+      ),
+    ]);
+    expect(turnUsage(done.messages)).toEqual({ inputTokens: 30, outputTokens: 8, latencyMs: 2500 });
+    expect(turnUsage(done.messages.filter((m) => m.role === 'user'))).toEqual({
+      inputTokens: 0,
+      outputTokens: 0,
+      latencyMs: undefined,
+    });
   });
 });

@@ -70,6 +70,10 @@ describe.skipIf(browserSkip !== undefined)('console sign-in with an account', ()
     await page.goto(`${fx.gw.url}/console/`);
     await page.getByRole('tab', { name: 'OAuth' }).click();
     await page.getByLabel('Studio').fill('acme');
+    // Only the provider configured is offered.
+    expect(await page.getByLabel('Provider').locator('option').allTextContents()).toEqual([
+      'OpenID provider',
+    ]);
     await page.getByLabel('Provider').selectOption('oidc');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 

@@ -21,7 +21,15 @@ describe.skipIf(browserSkip !== undefined)('console: a studio user', () => {
     await signIn(watched, fx.gw, mine.secret);
     await page.getByText(`Studio acme (token ${mine.id})`).waitFor();
     const menu = page.getByRole('navigation', { name: 'Console' }).getByRole('link');
-    expect(await menu.allTextContents()).toEqual(['Tokens', 'Models', 'Prices', 'Usage']);
+    expect(await menu.allTextContents()).toEqual([
+      'Overview',
+      'Requests',
+      'Tokens',
+      'Models',
+      'Prices',
+      'Usage',
+      'Alerts',
+    ]);
 
     await openFromMenu(watched, 'Tokens');
     const own = page.getByRole('row', { name: /my laptop/ });
@@ -36,7 +44,7 @@ describe.skipIf(browserSkip !== undefined)('console: a studio user', () => {
     // An admin page typed into the address bar is not there: the console goes to the user's first page.
     for (const path of ['/studios', '/env', '/accounts']) {
       await page.goto(`${fx.gw.url}/console/#${path}`);
-      await page.getByRole('heading', { level: 1, name: 'Tokens' }).waitFor();
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     }
     watched.expectNoProblems();
     await watched.context.close();

@@ -47,6 +47,10 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/studios/limits/set',      401,   403,  403,   403,    401,     200],
   ['GET /v1/studios/limits/list',      401,   403,  403,   403,    401,     200],
   ['POST /v1/studios/limits/remove',   401,   403,  403,   403,    401,     200],
+  // what studio A's request log keeps: its own user may read it, only the admin sets or erases
+  ['GET /v1/studios/capture',          401,   200,  403,   403,    401,     200],
+  ['POST /v1/studios/capture/set',     401,   403,  403,   403,    401,     200],
+  ['POST /v1/studios/erase-payloads',  401,   403,  403,   403,    401,     200],
   ['GET /v1/env/list',                 401,   403,  403,   403,    401,     200],
   ['POST /v1/env/upsert',              401,   403,  403,   403,    401,     200],
   ['POST /v1/env/remove',              401,   403,  403,   403,    401,     200],
@@ -96,6 +100,10 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/ai/providers/upsert',     401,   403,  403,   403,    401,     200],
   ['GET /v1/ai/providers/list',        401,   403,  403,   403,    401,     200],
   ['POST /v1/ai/providers/remove',     401,   403,  403,   403,    401,     200],
+  // the request log of studio A: another studio's token names a studio not its own, or is told A's request does not exist
+  ['GET /v1/ai/requests',              401,   200,  403,   403,    401,     200],
+  ['GET /v1/ai/requests/summary',      401,   200,  403,   403,    401,     200],
+  ['GET /v1/ai/requests/:id',          401,   200,  404,   403,    401,     200],
   ['POST /v1/accounts/create',         401,   403,  403,   403,    401,     201],
   ['GET /v1/accounts/list',            401,   403,  403,   403,    401,     200],
   ['POST /v1/accounts/remove',         401,   403,  403,   403,    401,     200],
@@ -103,16 +111,39 @@ const MATRIX: readonly Row[] = [
   ['POST /v1/accounts/login',          200,   200,  403,   403,    401,     200],
   ['POST /v1/accounts/oauth/start',    200,   200,  403,   403,    401,     200],
   ['GET /v1/accounts/oauth/result',    200,   200,  200,   403,    401,     200],
+  // which OAuth providers a sign-in page may offer: for anyone, a token in the header still checked
+  ['GET /v1/accounts/oauth/providers', 200,   200,  200,   403,    401,     200],
   // the provider's redirect back (a flow of studio A, through a GitHub stand-in); answers an HTML page
   ['GET /v1/accounts/oauth/callback',  200,   200,  200,   403,    401,     200],
+  // the MCP gateway: its servers are the admin's; /v1/mcp is for user tokens (initialize opens a session,
+  // GET is a session's stream: without one it is a 400), its resource metadata for anyone
+  ['GET /v1/mcp/servers/list',         401,   403,  403,   403,    401,     200],
+  ['POST /v1/mcp/servers/upsert',      401,   403,  403,   403,    401,     200],
+  ['POST /v1/mcp/servers/remove',      401,   403,  403,   403,    401,     200],
+  ['POST /v1/mcp',                     401,   200,  200,   403,    401,     403],
+  ['GET /v1/mcp',                      401,   400,  400,   403,    401,     403],
+  ['GET /.well-known/oauth-protected-resource', 200, 200, 200, 200,  200,     200],
+  ['GET /.well-known/oauth-protected-resource/v1/mcp', 200, 200, 200, 200, 200, 200],
+  // alerts: the webhooks, error-rate settings and deliveries are the admin's; a user reads its studio's alerts
+  ['POST /v1/alerts/webhooks/upsert',  401,   403,  403,   403,    401,     200],
+  ['GET /v1/alerts/webhooks/list',     401,   403,  403,   403,    401,     200],
+  ['POST /v1/alerts/webhooks/remove',  401,   403,  403,   403,    401,     200],
+  ['POST /v1/alerts/error-rate/set',   401,   403,  403,   403,    401,     200],
+  ['GET /v1/alerts/deliveries',        401,   403,  403,   403,    401,     200],
+  ['GET /v1/alerts',                   401,   200,  403,   403,    401,     200],
 ];
 
 /** Cells whose error is not the default of their status. */
 const CODES: Record<string, Partial<Record<Who, string>>> = {
   'GET /v1/ai/usage': { other: 'studio_mismatch' },
+  'GET /v1/ai/requests': { other: 'studio_mismatch' },
+  'GET /v1/ai/requests/summary': { other: 'studio_mismatch' },
+  'GET /v1/alerts': { other: 'studio_mismatch' },
+  'GET /v1/studios/capture': { other: 'studio_mismatch' },
   'GET /v1/studios/tokens/list': { other: 'studio_mismatch' },
   'POST /v1/accounts/login': { other: 'studio_mismatch' },
   'POST /v1/accounts/oauth/start': { other: 'studio_mismatch' },
+  'GET /v1/mcp': { user: 'validation_failed', other: 'validation_failed' },
 };
 
 /** Routes whose success is a stream that stays open: judged by status and headers, then closed. */
@@ -233,7 +264,62 @@ async function multipart(form: FormData): Promise<Pick<CellRequest, 'rawBody' | 
   };
 }
 
+/** An MCP `initialize`, as the MCP SDK's client sends it over Streamable HTTP. */
+const mcpInitialize = (): Pick<CellRequest, 'rawBody' | 'headers'> => ({
+  rawBody: new TextEncoder().encode(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'matrix', version: '1' },
+      },
+    }),
+  ),
+  headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+});
+
 const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<CellRequest>> = {
+  'POST /v1/alerts/webhooks/upsert': async () => ({
+    path: '/v1/alerts/webhooks/upsert',
+    body: { id: 'matrix-hook', url: 'http://127.0.0.1:9/hook' },
+  }),
+  'GET /v1/alerts/webhooks/list': async () => ({ path: '/v1/alerts/webhooks/list' }),
+  'POST /v1/alerts/webhooks/remove': async (fx) => {
+    const id = `matrix-hook-gone${++keySeq}`;
+    await fx.admin('POST', '/v1/alerts/webhooks/upsert', { id, url: 'http://127.0.0.1:9/hook' });
+    return { path: '/v1/alerts/webhooks/remove', body: { id } };
+  },
+  'POST /v1/alerts/error-rate/set': async (fx, who) => ({
+    path: '/v1/alerts/error-rate/set',
+    body: { studio_id: await subjectStudio(fx, who), threshold: 0.5, window_minutes: 5, min_requests: 10 },
+  }),
+  'GET /v1/alerts/deliveries': async () => ({ path: '/v1/alerts/deliveries' }),
+  'GET /v1/alerts': async (fx) => ({ path: `/v1/alerts?studio_id=${fx.studio.A}` }),
+  'GET /v1/mcp/servers/list': async () => ({ path: '/v1/mcp/servers/list' }),
+  'POST /v1/mcp/servers/upsert': async () => ({
+    path: '/v1/mcp/servers/upsert',
+    body: { id: 'matrix-web', transport: 'http', url: 'http://127.0.0.1:9/mcp' },
+  }),
+  'POST /v1/mcp/servers/remove': async (fx) => {
+    const id = `matrix-gone${++keySeq}`;
+    await fx.admin('POST', '/v1/mcp/servers/upsert', {
+      id,
+      transport: 'http',
+      url: 'http://127.0.0.1:9/mcp',
+    });
+    return { path: '/v1/mcp/servers/remove', body: { id } };
+  },
+  'POST /v1/mcp': async () => ({ path: '/v1/mcp', ...mcpInitialize() }),
+  'GET /v1/mcp': async () => ({ path: '/v1/mcp' }),
+  'GET /.well-known/oauth-protected-resource': async () => ({
+    path: '/.well-known/oauth-protected-resource',
+  }),
+  'GET /.well-known/oauth-protected-resource/v1/mcp': async () => ({
+    path: '/.well-known/oauth-protected-resource/v1/mcp',
+  }),
   'GET /v1/studios/list': async () => ({ path: '/v1/studios/list' }),
   'POST /v1/studios/create': async () => ({ path: '/v1/studios/create', body: { name: 'matrix' } }),
   'POST /v1/studios/pause': async (fx, who) => ({
@@ -341,6 +427,21 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<CellRequest>> 
     body: { model: 'dev/echo', input: 'hi' },
   }),
   'GET /v1/ai/responses/:id': async (fx) => ({ path: `/v1/ai/responses/${fx.responseOfA}` }),
+  'GET /v1/ai/requests': async (fx) => ({ path: `/v1/ai/requests?studio_id=${fx.studio.A}` }),
+  'GET /v1/studios/capture': async (fx) => ({ path: `/v1/studios/capture?studio_id=${fx.studio.A}` }),
+  'GET /v1/ai/requests/summary': async (fx) => ({ path: `/v1/ai/requests/summary?studio_id=${fx.studio.A}` }),
+  'POST /v1/studios/capture/set': async (fx) => ({
+    path: '/v1/studios/capture/set',
+    body: { studio_id: fx.studio.A, capture: 'metadata' },
+  }),
+  'POST /v1/studios/erase-payloads': async (fx) => ({
+    path: '/v1/studios/erase-payloads',
+    body: { studio_id: fx.studio.A },
+  }),
+  'GET /v1/ai/requests/:id': async (fx) => {
+    const log = await fx.admin('GET', `/v1/ai/requests?studio_id=${fx.studio.A}&status=answered&limit=1`);
+    return { path: `/v1/ai/requests/${log.json.items[0].id}` };
+  },
   'POST /v1/ai/image': async () => ({ path: '/v1/ai/image', body: { model: 'dev/image', prompt: 'a cat' } }),
   'POST /v1/ai/tts': async () => ({ path: '/v1/ai/tts', body: { model: 'dev/tts', input: 'hi' } }),
   'POST /v1/ai/asr': async () => ({
@@ -426,6 +527,7 @@ const REQUESTS: Record<string, (fx: Fixture, who: Who) => Promise<CellRequest>> 
       body: { provider: 'github', studio_id: await subjectStudio(fx, who) },
     };
   },
+  'GET /v1/accounts/oauth/providers': async () => ({ path: '/v1/accounts/oauth/providers' }),
   'GET /v1/accounts/oauth/result': async (fx) => ({
     path: `/v1/accounts/oauth/result?state=${await oauthStateOfA(fx)}`,
   }),
@@ -504,7 +606,18 @@ it('the matrix covers every route the gateway serves, each once', () => {
     .services()
     .flatMap((s) => s.actions.map((a) => `${a.method} /v1/${s.id}/${a.action}`));
   expect(served.length).toBeGreaterThan(10);
-  const own = ['GET /health', 'GET /ready', 'GET /v1/services', 'GET /v1/openapi.json', 'GET /docs'];
+  const own = [
+    'GET /health',
+    'GET /ready',
+    'GET /v1/services',
+    'GET /v1/openapi.json',
+    'GET /docs',
+    'POST /v1/mcp',
+    'GET /v1/mcp',
+    'GET /.well-known/oauth-protected-resource',
+    'GET /.well-known/oauth-protected-resource/v1/mcp',
+    'GET /v1/alerts',
+  ];
   expect([...routes].sort()).toEqual([...own, ...served].sort());
 });
 

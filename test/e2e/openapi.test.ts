@@ -126,6 +126,11 @@ describe('the gateway document', () => {
       'post /console/session',
       'get /console/session',
       'post /console/session/sign-out',
+      'post /v1/mcp',
+      'get /v1/mcp',
+      'get /.well-known/oauth-protected-resource',
+      'get /.well-known/oauth-protected-resource/v1/mcp',
+      'get /v1/alerts',
     ];
     const actions = stack.gw.running.registry
       .services()

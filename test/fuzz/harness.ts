@@ -169,7 +169,7 @@ function encodeAny(value: string): string {
 function queryOf(request: FuzzRequest): string {
   const pairs: [string, string][] = [...request.extraQuery];
   if (
-    request.route.method === 'GET' &&
+    request.route.method !== 'POST' &&
     typeof request.input === 'object' &&
     request.input !== null &&
     !Array.isArray(request.input)

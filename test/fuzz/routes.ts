@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import type { AnyEndpoint, AnyPathEndpoint } from '../../shared/http/action.ts';
+import type { AnyEndpoint, AnyPathEndpoint, HttpMethod } from '../../shared/http/action.ts';
 import type { ActionRegistry } from '../../shared/http/registry.ts';
 import type { JsonSchema } from './from-schema.ts';
 
 export interface FuzzRoute {
   server: 'gateway' | 'runtime';
-  method: 'GET' | 'POST';
+  method: HttpMethod;
   /** `:id` marks where an id goes. */
   path: string;
-  /** What the route reads: the body (POST) or the query (GET). */
+  /** What the route reads: the body (POST) or the query (GET, DELETE). */
   input: JsonSchema;
   /** Commands an admin may run on the fixtures are given no fixture ids, so the data made before the run stays. */
   destructive: boolean;
@@ -60,8 +60,9 @@ export function runtimeRoutes(routes: readonly AnyPathEndpoint[]): FuzzRoute[] {
     method: route.method,
     path: route.path.replace(/[:*][A-Za-z]+/g, ':id'),
     input: schemaOf(route.input),
-    // Stopping a plugin would take the fixtures' files away for the rest of the run.
-    destructive: route.path === '/api/plugins/control',
+    // Stopping a plugin would take the fixtures' files away for the rest of the run; deleting a
+    // session, the fixture session.
+    destructive: route.path === '/api/plugins/control' || route.method === 'DELETE',
     stream: onlyStreams(route),
     page: route.produces?.includes('text/html') ?? false,
   }));

@@ -1,16 +1,41 @@
 import { useState } from 'preact/hooks';
 import { gateway } from '../api/gateway.ts';
-import { unwrap } from '../api/http.ts';
+import { requestJson, unwrap } from '../api/http.ts';
 import { type ConsoleIdentity, consoleSession } from '../api/session.ts';
 import { ErrorNotice } from '../ui/ErrorNotice.tsx';
 import { ThemeToggle } from '../ui/ThemeToggle.tsx';
-import { useAction } from '../ui/use-resource.ts';
+import { useAction, useResource } from '../ui/use-resource.ts';
 
 type Method = 'key' | 'password' | 'oauth';
 
-/** Sign-in: the admin key or a user token, an account's email and password, or an OAuth provider. */
+interface OAuthProviderItem {
+  id: 'github' | 'google' | 'oidc';
+  name: string;
+}
+
+/** The OAuth providers the gateway is configured for; none when it cannot say (OAuth is then not offered). */
+async function configuredProviders(): Promise<OAuthProviderItem[]> {
+  try {
+    return (await requestJson<{ items: OAuthProviderItem[] }>('GET', '/v1/accounts/oauth/providers')).items;
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Sign-in: the admin key or a user token, an account's email and password, or an OAuth provider
+ * (offered only when the gateway has one configured).
+ */
 export function SignIn({ onSignedIn }: { onSignedIn(identity: ConsoleIdentity): void }) {
   const [method, setMethod] = useState<Method>('key');
+  const providers = useResource(configuredProviders).data ?? [];
+  const methods = (
+    [
+      ['key', 'Key or token'],
+      ['password', 'Account'],
+      ['oauth', 'OAuth'],
+    ] as const
+  ).filter(([id]) => id !== 'oauth' || providers.length > 0);
   const { act, busy, error } = useAction(async (form: FormData) => {
     const field = (name: string) => String(form.get(name) ?? '');
     if (method === 'key') return onSignedIn(await consoleSession.signIn(field('credential')));
@@ -25,7 +50,7 @@ export function SignIn({ onSignedIn }: { onSignedIn(identity: ConsoleIdentity): 
     const started = unwrap(
       await gateway.POST('/v1/accounts/oauth/start', {
         body: {
-          provider: field('provider') as 'github',
+          provider: field('provider') as OAuthProviderItem['id'],
           studio_id: field('studio_id'),
           redirect_to: `${window.location.origin}/console/`,
         },
@@ -40,13 +65,7 @@ export function SignIn({ onSignedIn }: { onSignedIn(identity: ConsoleIdentity): 
     <main class="signin">
       <h1>Sign in to Studio</h1>
       <div role="tablist" aria-label="How to sign in" class="row">
-        {(
-          [
-            ['key', 'Key or token'],
-            ['password', 'Account'],
-            ['oauth', 'OAuth'],
-          ] as const
-        ).map(([id, label]) => (
+        {methods.map(([id, label]) => (
           <button
             key={id}
             type="button"
@@ -97,9 +116,11 @@ export function SignIn({ onSignedIn }: { onSignedIn(identity: ConsoleIdentity): 
             <div class="field">
               <label for="provider">Provider</label>
               <select id="provider" name="provider">
-                <option value="github">GitHub</option>
-                <option value="google">Google</option>
-                <option value="oidc">OpenID Connect</option>
+                {providers.map((provider) => (
+                  <option key={provider.id} value={provider.id}>
+                    {provider.name}
+                  </option>
+                ))}
               </select>
             </div>
           </>

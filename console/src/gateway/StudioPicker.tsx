@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks';
+import { Link } from 'wouter-preact';
 import { gateway } from '../api/gateway.ts';
 import { unwrap } from '../api/http.ts';
 import type { StudioRecord } from '../api/records.ts';
 import type { ConsoleIdentity } from '../api/session.ts';
+import { EmptyState } from '../ui/EmptyState.tsx';
 import { ErrorNotice } from '../ui/ErrorNotice.tsx';
 import { useResource } from '../ui/use-resource.ts';
 
@@ -40,6 +42,17 @@ export function useStudioChoice(identity: ConsoleIdentity, id: string) {
             </option>
           ))}
         </select>
+        {studios.data?.length === 0 && (
+          <EmptyState
+            what="No studios yet."
+            how={
+              <>
+                This page is about one studio: create the first on the <Link href="/studios">Studios</Link>{' '}
+                page.
+              </>
+            }
+          />
+        )}
         <ErrorNotice error={studios.error} />
       </div>
     );

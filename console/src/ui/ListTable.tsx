@@ -1,11 +1,13 @@
 import type { ComponentChildren } from 'preact';
 import { Busy } from './Busy.tsx';
+import { EmptyState } from './EmptyState.tsx';
 import { TableScroll } from './TableScroll.tsx';
 import type { Resource } from './use-resource.ts';
 
 /**
  * A loaded list as a table: "Loading …" until its first answer, then a caption, a header of
- * `columns` and a row per item, scrolling sideways on a narrow screen.
+ * `columns` and a row per item, scrolling sideways on a narrow screen; an empty list says what it
+ * would show and how to get something there (`empty`) instead of an empty table.
  */
 export function ListTable<T>(props: {
   /** What the list is, for the table's region and its loading line ("Budgets"). */
@@ -14,9 +16,13 @@ export function ListTable<T>(props: {
   caption: (items: T[]) => ComponentChildren;
   columns: readonly string[];
   row: (item: T) => ComponentChildren;
+  /** Shown instead of the table when the list is empty: what it would list, and how to add one. */
+  empty?: { what: string; how?: ComponentChildren };
 }) {
   const { label, list } = props;
   if (!list.data) return list.loading ? <Busy label={`Loading ${label.toLowerCase()}`} /> : null;
+  if (list.data.length === 0)
+    return <EmptyState {...(props.empty ?? { what: `No ${label.toLowerCase()} yet.` })} />;
   return (
     <TableScroll label={label}>
       <table>

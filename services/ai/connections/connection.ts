@@ -6,7 +6,14 @@ import type { Modality } from '../providers/types.ts';
 export const CONNECTIONS_STREAM = 'connections';
 
 /** How a connection's upstream is spoken to. */
-export const CONNECTION_KINDS = ['openai', 'openai_compatible', 'azure_openai', 'anthropic'] as const;
+export const CONNECTION_KINDS = [
+  'openai',
+  'openai_compatible',
+  'azure_openai',
+  'anthropic',
+  'gemini',
+  'bedrock',
+] as const;
 export type ConnectionKind = (typeof CONNECTION_KINDS)[number];
 
 /** A model a connection serves: `<connection id>/<id>` in the catalog, `upstreamId` at the upstream. */
@@ -14,6 +21,17 @@ export interface ConnectionModel {
   id: string;
   upstreamId: string;
   modalities: Modality[];
+  contextWindow?: number;
+  /** What a budget reserves for an answer that asks no cap. */
+  maxOutputTokens?: number;
+}
+
+/** Amazon Bedrock: where, and the key pair to sign with (none: the standard AWS credential chain). */
+export interface BedrockOptions {
+  region: string;
+  accessKeyId: string | null;
+  encryptedSecretAccessKey: string | null;
+  encryptedSessionToken: string | null;
 }
 
 /** An upstream an admin connected: its key encrypted with the master key, never kept in clear. */
@@ -26,6 +44,13 @@ export interface Connection {
   encryptedApiKey: string | null;
   /** Azure OpenAI's `api-version` (null for the other kinds). */
   apiVersion: string | null;
+  /** Azure OpenAI: the key sent as `Authorization: Bearer` (an Entra ID token) rather than `api-key`. */
+  bearer?: boolean;
+  /** Headers sent with every call, encrypted as one JSON object (they often carry credentials). */
+  encryptedHeaders?: string | null;
+  bedrock?: BedrockOptions | null;
+  /** The models were read from the upstream's own list when the connection was set. */
+  discovered?: boolean;
   /** For Azure OpenAI each model's `upstreamId` is its deployment's name. */
   models: ConnectionModel[];
 }

@@ -33,6 +33,10 @@ export interface GenerationData {
   route?: string;
   /** Every target the route tried, in order. */
   attempts?: GenerationAttempt[];
+  /** The route the request came to (`chat/completions`, `responses` …). Absent in early events. */
+  format?: string;
+  /** A stream's time to its first frame, from when the generation was admitted. */
+  firstByteMs?: number;
 }
 
 /** One try of a route's target. */
@@ -87,7 +91,11 @@ export interface BudgetExceededData {
 
 export type GenerationEvent =
   | { type: 'GenerationCompleted'; data: GenerationData }
-  | { type: 'GenerationFailed'; data: GenerationData & { errorCode: string } };
+  | {
+      type: 'GenerationFailed';
+      /** `errorMessage`: what the client was told (an upstream's message scrubbed of credentials). Absent in early events. */
+      data: GenerationData & { errorCode: string; errorMessage?: string };
+    };
 
 export type UsageEvent =
   | GenerationEvent

@@ -38,6 +38,7 @@ export interface AgentTool {
  */
 export class PluginManager {
   #plugins = new Map<string, Managed>();
+  readonly #listeners = new Set<() => void>();
 
   constructor(private readonly options: PluginManagerOptions) {}
 
@@ -55,6 +56,22 @@ export class PluginManager {
 
   list(): Plugin[] {
     return [...this.#plugins.values()].map((m) => m.plugin);
+  }
+
+  /** Calls `listener` whenever a plugin starts, stops or fails (so which actions run may have changed); returns its removal. */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.options.logger.warn({ err: error }, 'a plugin change listener failed');
+      }
+    }
   }
 
   #get(name: string): Managed {
@@ -108,6 +125,7 @@ export class PluginManager {
       await managed.plugin.start?.(this.context(managed));
       managed.state = 'running';
       managed.startedAt = new Date().toISOString();
+      this.#changed();
     } catch (error) {
       this.#fail(managed, error);
     }
@@ -122,8 +140,10 @@ export class PluginManager {
     } catch (error) {
       this.options.logger.warn({ err: error, plugin: name }, 'plugin did not stop cleanly');
     }
+    const was = managed.state;
     managed.state = 'stopped';
     managed.startedAt = null;
+    if (was !== 'stopped') this.#changed();
     return this.status(name);
   }
 
@@ -168,6 +188,7 @@ export class PluginManager {
     managed.error = messageOf(error);
     managed.controller.abort();
     this.options.logger.error({ err: error, plugin: managed.plugin.name }, 'plugin failed');
+    this.#changed();
   }
 
   action(pluginName: string, actionName: string): PluginAction {
@@ -236,6 +257,13 @@ export class PluginManager {
             parameters: parametersOf(a),
           },
         })),
+    );
+  }
+
+  /** Every action of the running plugins, each with its plugin's name (what `/api/plugins/action` can run now). */
+  runningActions(): { plugin: string; action: PluginAction }[] {
+    return this.#running().flatMap((plugin) =>
+      plugin.actions.map((action) => ({ plugin: plugin.name, action })),
     );
   }
 

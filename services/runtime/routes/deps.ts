@@ -1,9 +1,12 @@
 import type { Readiness } from '../../../shared/http/probes.ts';
 import type { SessionService } from '../../sessions/service.ts';
+import type { RuntimeMcpDoor } from '../mcp/door.ts';
 import type { PluginManager } from '../plugins/manager.ts';
 
 export interface RuntimeRouteDeps {
   plugins: PluginManager;
+  /** `/api/mcp`: the plugin actions as an MCP server. */
+  mcp: RuntimeMcpDoor;
   sessions: SessionService;
   workspace: string;
   model: string;

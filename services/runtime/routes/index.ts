@@ -2,6 +2,7 @@ import type { EndpointTable } from '../../../shared/http/endpoint-table.ts';
 import { dashboardRoutes } from './dashboard.ts';
 import type { RuntimeRouteDeps } from './deps.ts';
 import { executeRoutes } from './execute.ts';
+import { mcpRoutes } from './mcp.ts';
 import { pluginApiRoutes } from './plugin-api.ts';
 import { pluginRoutes } from './plugins.ts';
 import { statusRoutes } from './status.ts';
@@ -19,7 +20,7 @@ const SUCCESS_POLICY = {
 
 /** Adds the runtime's routes to its endpoint table. */
 export function addRuntimeRoutes(table: EndpointTable, deps: RuntimeRouteDeps): void {
-  table.add(statusRoutes(deps), RUNTIME_POLICY);
+  table.add([...statusRoutes(deps), ...mcpRoutes(deps.mcp)], RUNTIME_POLICY);
   table.add(
     [
       ...executeRoutes(deps),

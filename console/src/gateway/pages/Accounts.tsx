@@ -5,6 +5,7 @@ import { Busy } from '../../ui/Busy.tsx';
 import { CardForm } from '../../ui/CardForm.tsx';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
 import { count } from '../../ui/count.ts';
+import { EmptyState } from '../../ui/EmptyState.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { TableScroll } from '../../ui/TableScroll.tsx';
 import { useAction, useResource } from '../../ui/use-resource.ts';
@@ -87,7 +88,13 @@ export function AccountsPage({ identity }: PageProps) {
       )}
       <ErrorNotice error={create.error ?? remove.error ?? accounts.error} />
       {accounts.loading && studioId !== undefined && !accounts.data && <Busy label="Loading accounts" />}
-      {accounts.data && (
+      {accounts.data?.length === 0 && (
+        <EmptyState
+          what={`No accounts for ${studioId} yet.`}
+          how="An account lets a person sign in to this studio with a password or OAuth: create one above."
+        />
+      )}
+      {accounts.data && accounts.data.length > 0 && (
         <TableScroll label={`Accounts of ${studioId}`}>
           <table>
             <caption class="muted">

@@ -3,6 +3,8 @@ import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import type { AuditEventView, VerifyReport } from '../../api/records.ts';
 import { Busy } from '../../ui/Busy.tsx';
+import { count } from '../../ui/count.ts';
+import { EmptyState } from '../../ui/EmptyState.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { formatWhen } from '../../ui/format.ts';
 import { LiveStatus } from '../../ui/LiveStatus.tsx';
@@ -111,14 +113,36 @@ export function AuditPage() {
         </label>
         <LiveStatus follow={live} />
       </div>
-      {arrived.length > 0 && <EventTable label="New events, newest first" events={arrived} />}
+      {arrived.length > 0 ? (
+        <EventTable label="New events, newest first" events={arrived} />
+      ) : (
+        <EmptyState
+          what="No new events since this page opened."
+          how={
+            following
+              ? 'Events appended from now on (a change in the console, a generation) appear here as they happen.'
+              : 'Tick "Follow new events" to see events as they are appended.'
+          }
+        />
+      )}
 
       <h2>Stored events</h2>
       <ErrorNotice error={events.error} />
       {events.loading && !events.data && <Busy label="Reading the log" />}
       {events.data && (
         <>
-          <EventTable label={`Events after position ${after}`} events={events.data.items} />
+          {events.data.items.length > 0 ? (
+            <EventTable label={`Events after position ${after}`} events={events.data.items} />
+          ) : (
+            <EmptyState
+              what={filters.stream || filters.type ? 'No events match these filters.' : 'No events yet.'}
+              how={
+                filters.stream || filters.type
+                  ? 'Change the stream or type above (a stream is named like studio-acme; types like StudioCreated).'
+                  : 'Everything done through the API or this console is recorded here as an event.'
+              }
+            />
+          )}
           <nav class="row" aria-label="Pages of the log">
             <button type="button" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>
               Previous page
@@ -141,7 +165,7 @@ export function AuditPage() {
 }
 
 function VerifyResult({ report }: { report: VerifyReport }) {
-  const facts = `${report.events_checked.toLocaleString()} events in ${report.seals_checked} seals, sealed through position ${report.sealed_through}; ${report.unsealed} events after the last seal are not sealed yet.`;
+  const facts = `${count(report.events_checked, 'event')} in ${count(report.seals_checked, 'seal')}, sealed through position ${report.sealed_through}; ${count(report.unsealed, 'event')} after the last seal ${report.unsealed === 1 ? 'is' : 'are'} not sealed yet.`;
   if (report.ok)
     return (
       <div class="notice ok" role="status">
@@ -151,9 +175,7 @@ function VerifyResult({ report }: { report: VerifyReport }) {
   const first = report.first_break;
   return (
     <div class="notice error" role="alert">
-      <strong>
-        The log does not match its seals: {report.breaks} {report.breaks === 1 ? 'break' : 'breaks'}.
-      </strong>
+      <strong>The log does not match its seals: {count(report.breaks, 'break')}.</strong>
       {first && (
         <p>
           First at position <code>{first.position}</code>: {REASONS[first.reason]} (seal at position{' '}

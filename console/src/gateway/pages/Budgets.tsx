@@ -2,6 +2,7 @@ import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import type { BudgetView } from '../../api/records.ts';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
+import { count } from '../../ui/count.ts';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { formatUsd, formatWhen } from '../../ui/format.ts';
 import { ListTable } from '../../ui/ListTable.tsx';
@@ -9,14 +10,13 @@ import { LiveStatus } from '../../ui/LiveStatus.tsx';
 import { useReloadOnEvents } from '../../ui/use-follow.ts';
 import { useAction, useResource } from '../../ui/use-resource.ts';
 import { useStudioChoice } from '../StudioPicker.tsx';
+import { useTokenScope } from '../TokenScope.tsx';
 import type { PageProps } from './index.ts';
-
-const scopeOf = (budget: { token_id: string | null }) =>
-  budget.token_id === null ? 'the studio' : `token ${budget.token_id}`;
 
 /** A studio's budgets: set, remove (after a confirmation), spent and remaining live as generations happen. */
 export function BudgetsPage({ identity }: PageProps) {
   const { studioId, picker } = useStudioChoice(identity, 'budgets-studio');
+  const { field: scopeField, scopeOf } = useTokenScope(studioId, 'budget-token');
   const budgets = useResource(async () => {
     if (studioId === undefined) return undefined;
     const answer = unwrap(
@@ -68,12 +68,7 @@ export function BudgetsPage({ identity }: PageProps) {
           void set.act(event.currentTarget);
         }}
       >
-        <div class="field">
-          <label for="budget-token">
-            Token id <span class="hint">(empty: the whole studio)</span>
-          </label>
-          <input id="budget-token" name="token_id" maxLength={100} />
-        </div>
+        {scopeField}
         <div class="field">
           <label for="budget-amount">Amount (USD)</label>
           <input id="budget-amount" name="amount_usd" type="number" min={0} step="any" required />
@@ -105,9 +100,13 @@ export function BudgetsPage({ identity }: PageProps) {
         list={budgets}
         caption={(items) => (
           <>
-            {items.length} budgets of {studioId}
+            {count(items.length, 'budget')} of {studioId}
           </>
         )}
+        empty={{
+          what: `No budgets for ${studioId} yet.`,
+          how: 'Its generations are not capped. Set one above, for the whole studio or one of its tokens.',
+        }}
         columns={['Scope', 'Amount', 'Spent', 'Reserved', 'Remaining', 'Resets', 'Actions']}
         row={(budget) => (
           <tr key={budget.token_id ?? ''}>

@@ -5,6 +5,7 @@ import { Busy } from '../../ui/Busy.tsx';
 import { CardForm } from '../../ui/CardForm.tsx';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
 import { count } from '../../ui/count.ts';
+import { EmptyState } from '../../ui/EmptyState.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { TableScroll } from '../../ui/TableScroll.tsx';
 import { useAction, useResource } from '../../ui/use-resource.ts';
@@ -73,7 +74,13 @@ export function EnvPage() {
       </CardForm>
       <ErrorNotice error={upsert.error ?? remove.error ?? env.error} />
       {env.loading && !env.data && <Busy label="Loading env" />}
-      {env.data && (
+      {env.data?.length === 0 && (
+        <EmptyState
+          what="No variables yet."
+          how="Providers need their keys here (OPENAI_API_KEY, …): set one above, or import a .env file below."
+        />
+      )}
+      {env.data && env.data.length > 0 && (
         <TableScroll label="Variables">
           <table>
             <caption class="muted">{count(env.data.length, 'variable')}</caption>

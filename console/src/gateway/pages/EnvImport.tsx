@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
+import { count } from '../../ui/count.ts';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { TableScroll } from '../../ui/TableScroll.tsx';
 import { useAction } from '../../ui/use-resource.ts';
@@ -118,13 +119,13 @@ function ImportResult({ result }: { result: ImportAnswer }) {
   return (
     <div role="status" class={`notice ${result.errors.length > 0 ? 'error' : 'ok'}`}>
       <p>
-        Imported {result.imported.length}
+        Imported {count(result.imported.length, 'key')}
         {result.imported.length > 0 && (
           <>
             : <code>{result.imported.join(', ')}</code>
           </>
         )}
-        . Skipped {result.skipped.length} (already set)
+        . Skipped {count(result.skipped.length, 'key')} (already set)
         {result.skipped.length > 0 && (
           <>
             : <code>{result.skipped.join(', ')}</code>
@@ -135,7 +136,7 @@ function ImportResult({ result }: { result: ImportAnswer }) {
       {result.errors.length > 0 && (
         <TableScroll label="Lines not imported">
           <table>
-            <caption>{result.errors.length} not imported</caption>
+            <caption>{count(result.errors.length, 'line')} not imported</caption>
             <thead>
               <tr>
                 <th scope="col">Line</th>

@@ -2,15 +2,15 @@ import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import type { LimitRecord } from '../../api/records.ts';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
+import { count } from '../../ui/count.ts';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { formatWhen } from '../../ui/format.ts';
 import { ListTable } from '../../ui/ListTable.tsx';
 import { useAction, useResource } from '../../ui/use-resource.ts';
 import { useStudioChoice } from '../StudioPicker.tsx';
+import { useTokenScope } from '../TokenScope.tsx';
 import type { PageProps } from './index.ts';
 
-const scopeOf = (limit: { token_id: string | null }) =>
-  limit.token_id === null ? 'the studio' : `token ${limit.token_id}`;
 const shown = (value: number | null) => (value === null ? '–' : value.toLocaleString());
 
 /** A field's whole number, or nothing when left empty. */
@@ -22,6 +22,7 @@ function optionalCount(data: FormData, name: string): number | undefined {
 /** A studio's rate limits (its own and its tokens'): set, remove after a confirmation. */
 export function LimitsPage({ identity }: PageProps) {
   const { studioId, picker } = useStudioChoice(identity, 'limits-studio');
+  const { field: scopeField, scopeOf } = useTokenScope(studioId, 'limit-token');
   const limits = useResource(async () => {
     if (studioId === undefined) return undefined;
     const answer = unwrap(
@@ -71,12 +72,7 @@ export function LimitsPage({ identity }: PageProps) {
           void set.act(event.currentTarget);
         }}
       >
-        <div class="field">
-          <label for="limit-token">
-            Token id <span class="hint">(empty: the whole studio)</span>
-          </label>
-          <input id="limit-token" name="token_id" maxLength={100} />
-        </div>
+        {scopeField}
         <div class="field">
           <label for="limit-rpm">Requests per minute</label>
           <input id="limit-rpm" name="rpm" type="number" min={1} step={1} />
@@ -101,9 +97,13 @@ export function LimitsPage({ identity }: PageProps) {
         list={limits}
         caption={(items) => (
           <>
-            {items.length} limits of {studioId}
+            {count(items.length, 'limit')} of {studioId}
           </>
         )}
+        empty={{
+          what: `No rate limits for ${studioId} yet.`,
+          how: 'Its generations are not rate-limited. Set some above, for the whole studio or one of its tokens.',
+        }}
         columns={['Scope', 'Requests / min', 'Tokens / min', 'At once', 'Updated', 'Actions']}
         row={(limit) => (
           <tr key={limit.token_id ?? ''}>

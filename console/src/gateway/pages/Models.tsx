@@ -3,6 +3,8 @@ import { Link } from 'wouter-preact';
 import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import { Busy } from '../../ui/Busy.tsx';
+import { count } from '../../ui/count.ts';
+import { EmptyState } from '../../ui/EmptyState.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { TableScroll } from '../../ui/TableScroll.tsx';
 import { useResource } from '../../ui/use-resource.ts';
@@ -76,11 +78,27 @@ export function ModelsPage({ identity }: PageProps) {
       </div>
       <ErrorNotice error={models.error} />
       {models.loading && !models.data && <Busy label="Loading models" />}
-      {models.data && (
+      {models.data && shown.length === 0 && (
+        <EmptyState
+          what={models.data.length === 0 ? 'No models yet.' : 'No model matches.'}
+          how={
+            models.data.length > 0 ? (
+              'Clear the filter (or "Only available") to see the others.'
+            ) : admin ? (
+              <>
+                Models come from providers: set a provider's key in <Link href="/env">Env</Link>.
+              </>
+            ) : (
+              'This token may call none yet: an admin decides which models it may call.'
+            )
+          }
+        />
+      )}
+      {models.data && shown.length > 0 && (
         <TableScroll label="Models">
           <table>
             <caption class="muted">
-              {shown.length} of {models.data.length} models
+              {shown.length} of {count(models.data.length, 'model')}
             </caption>
             <thead>
               <tr>

@@ -6,6 +6,7 @@ import { Busy } from '../../ui/Busy.tsx';
 import { CardForm } from '../../ui/CardForm.tsx';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
 import { count } from '../../ui/count.ts';
+import { EmptyState } from '../../ui/EmptyState.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { TableScroll } from '../../ui/TableScroll.tsx';
 import { useAction, useResource } from '../../ui/use-resource.ts';
@@ -114,7 +115,17 @@ export function PricesPage({ identity }: PageProps) {
       )}
       <ErrorNotice error={upsert.error ?? remove.error ?? prices.error} />
       {prices.loading && !prices.data && <Busy label="Loading prices" />}
-      {prices.data && (
+      {prices.data?.length === 0 && (
+        <EmptyState
+          what="No prices yet."
+          how={
+            admin
+              ? 'Prices come with the models of the providers set up (Env); set one for any model above.'
+              : 'Prices appear for the models this token may call once an admin sets providers up.'
+          }
+        />
+      )}
+      {prices.data && prices.data.length > 0 && (
         <TableScroll label="Prices">
           <table>
             <caption class="muted">{count(prices.data.length, 'model')}</caption>

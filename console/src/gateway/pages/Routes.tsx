@@ -3,6 +3,7 @@ import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import type { RouteView } from '../../api/records.ts';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
+import { count } from '../../ui/count.ts';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { formatWhen } from '../../ui/format.ts';
 import { ListTable } from '../../ui/ListTable.tsx';
@@ -110,7 +111,11 @@ export function RoutesPage() {
       <ListTable
         label="Routes"
         list={routes}
-        caption={(items) => <>{items.length} routes</>}
+        caption={(items) => <>{count(items.length, 'route')}</>}
+        empty={{
+          what: 'No routes yet.',
+          how: 'A route is a model id of your own over other models (fallback, weighted or least busy): save one above.',
+        }}
         columns={['Route', 'Strategy', 'Targets and health', 'Updated', 'Actions']}
         row={(route) => (
           <tr key={route.id}>
@@ -130,7 +135,7 @@ export function RoutesPage() {
                     </span>
                     {!target.callable && <span class="badge bad">not callable</span>}
                     {target.recent_failures > 0 && (
-                      <span class="muted"> {target.recent_failures} recent failures</span>
+                      <span class="muted"> {count(target.recent_failures, 'recent failure')}</span>
                     )}
                     {target.cooling_until && (
                       <span class="muted"> until {formatWhen(target.cooling_until)}</span>

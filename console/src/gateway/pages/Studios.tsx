@@ -3,6 +3,7 @@ import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import type { StudioRecord } from '../../api/records.ts';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
+import { count } from '../../ui/count.ts';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { ListTable } from '../../ui/ListTable.tsx';
 import { useAction, useResource } from '../../ui/use-resource.ts';
@@ -70,7 +71,11 @@ export function StudiosPage() {
       <ListTable
         label="Studios"
         list={studios}
-        caption={(items) => <>{items.length} studios</>}
+        caption={(items) => <>{count(items.length, 'studio')}</>}
+        empty={{
+          what: 'No studios yet.',
+          how: 'A studio holds tokens, budgets and usage: create the first one above.',
+        }}
         columns={['Id', 'Name', 'Status', 'Created', 'Actions']}
         row={(studio) => (
           <tr key={studio.id}>

@@ -2,12 +2,15 @@ import { useEffect, useState } from 'preact/hooks';
 import { gateway } from '../../api/gateway.ts';
 import { unwrap } from '../../api/http.ts';
 import type { TokenRecord } from '../../api/records.ts';
+import { SPEND_WINDOW, type TokenActivity, tokenActivity } from '../../api/token-activity.ts';
 import { Busy } from '../../ui/Busy.tsx';
 import { CardForm } from '../../ui/CardForm.tsx';
 import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
 import { CopyButton } from '../../ui/CopyButton.tsx';
 import { count } from '../../ui/count.ts';
+import { EmptyState } from '../../ui/EmptyState.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
+import { formatUsd, formatWhen } from '../../ui/format.ts';
 import { TableScroll } from '../../ui/TableScroll.tsx';
 import { useAction, useResource } from '../../ui/use-resource.ts';
 import { useStudioChoice } from '../StudioPicker.tsx';
@@ -59,6 +62,15 @@ export function TokensPage({ identity }: PageProps) {
     };
     return answer.items;
   }, [studioId]);
+  // Last use and spend of each token, from the request log and budgets (its failure hides only them).
+  const activity = useResource(async () => {
+    if (studioId === undefined || !tokens.data) return undefined;
+    return tokenActivity(
+      studioId,
+      tokens.data.map((t) => t.id),
+      admin,
+    ).catch(() => undefined);
+  }, [studioId, tokens.data]);
 
   const apply = useAction(async (form: HTMLFormElement) => {
     if (studioId === undefined) return;
@@ -144,7 +156,17 @@ export function TokensPage({ identity }: PageProps) {
       )}
       <ErrorNotice error={apply.error ?? revoke.error ?? tokens.error} />
       {tokens.loading && !tokens.data && <Busy label="Loading tokens" />}
-      {tokens.data && (
+      {tokens.data?.length === 0 && (
+        <EmptyState
+          what={`No tokens for ${studioId} yet.`}
+          how={
+            admin
+              ? 'A token is what an app sends to call models as this studio: issue one above.'
+              : 'Only an admin issues tokens.'
+          }
+        />
+      )}
+      {tokens.data && tokens.data.length > 0 && (
         <TableScroll label={`Tokens of ${studioId}`}>
           <table>
             <caption class="muted">
@@ -156,6 +178,8 @@ export function TokensPage({ identity }: PageProps) {
                 <th scope="col">Id · prefix</th>
                 <th scope="col">Models</th>
                 <th scope="col">State</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Spend</th>
                 <th scope="col">Created</th>
                 <th scope="col">Expires</th>
                 {admin && <th scope="col">Actions</th>}
@@ -181,10 +205,14 @@ export function TokensPage({ identity }: PageProps) {
                         <code>{token.prefix}…</code>
                       </div>
                     </td>
-                    <td>{token.models === null ? 'every model' : token.models.join(', ')}</td>
+                    <td>
+                      {token.models === null ? 'every model' : token.models.join(', ')}
+                      <ToolsOf token={token} />
+                    </td>
                     <td>
                       <span class={`badge ${state.badge}`}>{state.label}</span>
                     </td>
+                    <UseOf activity={activity.data?.get(token.id)} loaded={activity.data !== undefined} />
                     <td>{new Date(token.created_at).toLocaleString()}</td>
                     <td>
                       {token.expires_at === null ? 'never' : new Date(token.expires_at).toLocaleString()}
@@ -223,5 +251,39 @@ export function TokensPage({ identity }: PageProps) {
         </p>
       </ConfirmDialog>
     </section>
+  );
+}
+
+/** The tools a token may call, when its record says (tokens without the field show nothing). */
+function ToolsOf({ token }: { token: TokenRecord }) {
+  const tools = (token as { tools?: readonly string[] | null }).tools;
+  if (tools === undefined) return null;
+  return <div class="muted">tools: {tools === null ? 'every tool' : tools.join(', ') || 'none'}</div>;
+}
+
+/** A token's last use and spend in the current window (from the request log and its budget). */
+function UseOf({ activity, loaded }: { activity: TokenActivity | undefined; loaded: boolean }) {
+  if (!loaded || !activity)
+    return (
+      <>
+        <td>–</td>
+        <td>–</td>
+      </>
+    );
+  return (
+    <>
+      <td data-field="last-used">
+        {activity.lastUsed === null ? 'not in the request log' : formatWhen(activity.lastUsed)}
+      </td>
+      <td data-field="spend">
+        {activity.spend ? (
+          <>
+            {formatUsd(activity.spend.usd)} <span class="muted">{SPEND_WINDOW[activity.spend.window]}</span>
+          </>
+        ) : (
+          '–'
+        )}
+      </td>
+    </>
   );
 }

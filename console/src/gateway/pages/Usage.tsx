@@ -5,6 +5,8 @@ import { consoleFetch, unwrap } from '../../api/http.ts';
 import type { UsageGroup, UsageReport } from '../../api/records.ts';
 import { BarChart, type BarSeries } from '../../ui/BarChart.tsx';
 import { Busy } from '../../ui/Busy.tsx';
+import { noun } from '../../ui/count.ts';
+import { EmptyState } from '../../ui/EmptyState.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { formatUsd } from '../../ui/format.ts';
 import { LiveStatus } from '../../ui/LiveStatus.tsx';
@@ -54,7 +56,7 @@ function summaryOf(what: string, days: string[], series: BarSeries[], format: (n
 }
 
 const tokensOf = (g: UsageGroup) => g.input_tokens + g.output_tokens;
-const count = (n: number) => n.toLocaleString();
+const number = (n: number) => n.toLocaleString();
 
 /** Spend and tokens per day and model, as charts and a table, live as generations happen; CSV download. */
 export function UsagePage({ identity }: PageProps) {
@@ -87,6 +89,7 @@ export function UsagePage({ identity }: PageProps) {
   const groups = report.data?.items ?? [];
   const spend = byModel(groups, (g) => g.cost_usd);
   const tokens = byModel(groups, tokensOf);
+  const totalTokens = report.data ? report.data.totals.input_tokens + report.data.totals.output_tokens : 0;
   return (
     <section aria-labelledby="usage-title">
       <h1 id="usage-title">Usage</h1>
@@ -122,12 +125,25 @@ export function UsagePage({ identity }: PageProps) {
       {report.data && (
         <>
           <p>
-            <strong data-field="requests">{count(report.data.totals.requests)}</strong> requests ·{' '}
-            <strong data-field="tokens">
-              {count(report.data.totals.input_tokens + report.data.totals.output_tokens)}
-            </strong>{' '}
-            tokens · <strong data-field="cost">{formatUsd(report.data.totals.cost_usd)}</strong>
+            <strong data-field="requests">{number(report.data.totals.requests)}</strong>{' '}
+            {noun(report.data.totals.requests, 'request')} ·{' '}
+            <strong data-field="tokens">{number(totalTokens)}</strong> {noun(totalTokens, 'token')} ·{' '}
+            <strong data-field="cost">{formatUsd(report.data.totals.cost_usd)}</strong>
           </p>
+          {groups.length === 0 && (
+            <EmptyState
+              what={`No usage of ${studioId}${range.from || range.to ? ' in these dates' : ' yet'}.`}
+              how={
+                range.from || range.to
+                  ? 'Widen the dates above: spend and tokens per day and model show here.'
+                  : "Spend and tokens per day and model show here, live, as the studio's tokens call models (issue one on the Tokens page)."
+              }
+            />
+          )}
+        </>
+      )}
+      {report.data && groups.length > 0 && (
+        <>
           <div class="charts">
             <figure>
               <figcaption>Spend per day, by model</figcaption>
@@ -141,7 +157,7 @@ export function UsagePage({ identity }: PageProps) {
             <figure>
               <figcaption>Tokens per day, by model</figcaption>
               <BarChart
-                summary={summaryOf('Tokens', tokens.days, tokens.series, count)}
+                summary={summaryOf('Tokens', tokens.days, tokens.series, number)}
                 labels={tokens.days}
                 series={tokens.series}
               />
@@ -168,10 +184,10 @@ export function UsagePage({ identity }: PageProps) {
                     <td>
                       <code>{g.model}</code>
                     </td>
-                    <td>{count(g.requests)}</td>
-                    <td>{count(g.failures)}</td>
-                    <td>{count(g.input_tokens)}</td>
-                    <td>{count(g.output_tokens)}</td>
+                    <td>{number(g.requests)}</td>
+                    <td>{number(g.failures)}</td>
+                    <td>{number(g.input_tokens)}</td>
+                    <td>{number(g.output_tokens)}</td>
                     <td>{formatUsd(g.cost_usd)}</td>
                   </tr>
                 ))}

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { unwrap } from '../../api/http.ts';
 import { runtime } from '../../api/runtime.ts';
 import { Busy } from '../../ui/Busy.tsx';
+import { EmptyState } from '../../ui/EmptyState.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { useAction, useResource } from '../../ui/use-resource.ts';
 import { ActionForm } from '../plugins/ActionForm.tsx';
@@ -36,6 +37,12 @@ export function PluginsPage() {
       <h1 id="plugins-title">Plugins</h1>
       <ErrorNotice error={control.error ?? plugins.error} />
       {plugins.loading && !plugins.data && <Busy label="Loading plugins" />}
+      {plugins.data?.length === 0 && (
+        <EmptyState
+          what="No plugins."
+          how="Plugins give the agent its tools (files, chat, MCP): every built-in one is listed here unless STUDIO_PLUGINS_DISABLED names it."
+        />
+      )}
       {plugins.data?.map(({ plugin, status }) => (
         <PluginCard
           key={plugin.name}

@@ -1,14 +1,22 @@
+import { useState } from 'preact/hooks';
 import { Link, Route, Switch, useLocation } from 'wouter-preact';
 import type { Session } from '../../../../sdk/types.ts';
 import { agent } from '../../api/runtime.ts';
 import { Busy } from '../../ui/Busy.tsx';
+import { ConfirmDialog, useConfirmation } from '../../ui/ConfirmDialog.tsx';
+import { count } from '../../ui/count.ts';
+import { EmptyState } from '../../ui/EmptyState.tsx';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { useAction } from '../../ui/use-resource.ts';
 import { asFailure } from '../failure.ts';
 import { SessionView } from '../sessions/SessionView.tsx';
+import { deleteSession, matches, useFirstMessages } from '../sessions/session-search.ts';
 import { useSessionList } from '../sessions/use-session-list.ts';
 
-/** Sessions: the list (newest first, page by page) and a new one; `/sessions/<id>` is one session. */
+/**
+ * Sessions: the list (newest first, page by page, searched in the page), a new one, and deleting
+ * one after a confirmation; `/sessions/<id>` is one session.
+ */
 export function SessionsPage() {
   return (
     <Switch>
@@ -23,6 +31,14 @@ export function SessionsPage() {
 function SessionList() {
   const sessions = useSessionList();
   const [, navigate] = useLocation();
+  const [query, setQuery] = useState('');
+  const firstMessages = useFirstMessages(sessions.items, query.trim() !== '');
+  const shown = sessions.items.filter((session) => matches(session, firstMessages.get(session.id), query));
+  const removal = useConfirmation<Session>((session) => void remove.act(session));
+  const remove = useAction(async (session: Session) => {
+    await deleteSession(session.id);
+    await sessions.reload();
+  });
   const create = useAction(async (form: HTMLFormElement) => {
     const data = new FormData(form);
     const field = (name: string) => String(data.get(name) ?? '').trim();
@@ -70,23 +86,76 @@ function SessionList() {
           {create.busy ? 'Creating…' : 'Create session'}
         </button>
       </form>
-      <ErrorNotice error={create.error ?? sessions.error} />
+      <ErrorNotice error={create.error ?? remove.error ?? sessions.error} />
+      <div class="field">
+        <label for="session-search">
+          Search sessions <span class="hint">(by name, id or first message)</span>
+        </label>
+        <input
+          id="session-search"
+          type="search"
+          value={query}
+          onInput={(event) => setQuery(event.currentTarget.value)}
+        />
+      </div>
       {sessions.loading && sessions.items.length === 0 && <Busy label="Loading sessions" />}
-      <SessionTable sessions={sessions.items} />
+      {!sessions.loading && sessions.items.length === 0 && !sessions.error && (
+        <EmptyState
+          what="No sessions yet."
+          how="A session is a conversation with the agent: create one above (or through the SDK, or a chat plugin)."
+        />
+      )}
+      {sessions.items.length > 0 && shown.length === 0 && (
+        <EmptyState
+          what={`No session matches "${query.trim()}".`}
+          how={
+            sessions.more
+              ? 'Load more sessions below to search them too, or change the search.'
+              : 'Change the search.'
+          }
+        />
+      )}
+      {shown.length > 0 && (
+        <SessionTable
+          sessions={shown}
+          total={sessions.items.length}
+          busy={remove.busy}
+          onDelete={(session) => removal.ask(session)}
+        />
+      )}
       {sessions.more && (
         <button type="button" disabled={sessions.loading} onClick={() => void sessions.loadMore()}>
           Load more sessions
         </button>
       )}
+      <ConfirmDialog
+        {...removal.dialog}
+        title={`Delete session ${removal.item?.title || removal.item?.id || ''}?`}
+        confirmLabel="Delete session"
+        danger
+      >
+        <p>It leaves this list and can no longer be opened or prompted. Its events stay in the log.</p>
+      </ConfirmDialog>
     </section>
   );
 }
 
-function SessionTable({ sessions }: { sessions: Session[] }) {
+function SessionTable(props: {
+  sessions: Session[];
+  /** How many are loaded (the table shows those matching the search). */
+  total: number;
+  busy: boolean;
+  onDelete(session: Session): void;
+}) {
+  const { sessions } = props;
   return (
     <div class="table-wrap">
       <table>
-        <caption class="muted">{sessions.length} sessions</caption>
+        <caption class="muted">
+          {sessions.length === props.total
+            ? count(sessions.length, 'session')
+            : `${sessions.length} of ${count(props.total, 'session')}`}
+        </caption>
         <thead>
           <tr>
             <th scope="col">Session</th>
@@ -95,6 +164,7 @@ function SessionTable({ sessions }: { sessions: Session[] }) {
             <th scope="col">Status</th>
             <th scope="col">Forked from</th>
             <th scope="col">Updated</th>
+            <th scope="col">Actions</th>
           </tr>
         </thead>
         <tbody>
@@ -126,6 +196,22 @@ function SessionTable({ sessions }: { sessions: Session[] }) {
                 )}
               </td>
               <td>{new Date(session.updated_at).toLocaleString()}</td>
+              <td>
+                {/* A chat conversation's session goes with its conversation, never alone (a 409). */}
+                {session.kind === 'chat' ? (
+                  <span class="muted">its chat's</span>
+                ) : (
+                  <button
+                    type="button"
+                    class="danger"
+                    disabled={props.busy}
+                    aria-label={`Delete ${session.title || session.id}`}
+                    onClick={() => props.onDelete(session)}
+                  >
+                    Delete
+                  </button>
+                )}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -4,6 +4,7 @@ import { agent } from '../../api/runtime.ts';
 import { ErrorNotice } from '../../ui/ErrorNotice.tsx';
 import { useAction } from '../../ui/use-resource.ts';
 import { asFailure } from '../failure.ts';
+import { queuePosition, type Transcript } from './transcript.ts';
 
 /** The session routes take at most this many attachments of at most 5 MiB each, as text. */
 const MAX_FILES = 20;
@@ -21,10 +22,24 @@ async function attachmentOf(file: File): Promise<Attachment> {
 }
 
 /**
+ * Where the prompt last sent stands, as the session's stream tells it (not as the prompt route
+ * answered when it was queued): its place while it waits, then running, then nothing once it ended
+ * (the transcript shows how).
+ */
+function statusOf(transcript: Transcript, queued: QueuedTurn | undefined): string {
+  if (!queued) return '';
+  const turn = transcript.turns.get(queued.queueItemId);
+  if (!turn) return `Queued at position ${queued.queuePosition}`;
+  if (turn.state === 'queued') return `Queued at position ${queuePosition(transcript, turn.id)}`;
+  if (turn.state === 'running') return 'Running';
+  return '';
+}
+
+/**
  * A prompt with attachments (chosen with the picker or dropped on the form). It is queued at once
  * (`wait: false`): the answer streams into the transcript, and the queue shows where it waits.
  */
-export function PromptBox({ sessionId }: { sessionId: string }) {
+export function PromptBox({ sessionId, transcript }: { sessionId: string; transcript: Transcript }) {
   const [text, setText] = useState('');
   const [files, setFiles] = useState<Attachment[]>([]);
   const [dragging, setDragging] = useState(false);
@@ -121,7 +136,7 @@ export function PromptBox({ sessionId }: { sessionId: string }) {
         {send.busy ? 'Sending…' : 'Send'}
       </button>
       <p role="status" class="muted">
-        {queued ? `Queued at position ${queued.queuePosition}` : ''}
+        {statusOf(transcript, queued)}
       </p>
       <ErrorNotice error={attach.error ?? send.error} />
     </form>

@@ -45,7 +45,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
       )}
       <TranscriptView transcript={transcript} />
       <QueueList transcript={transcript} />
-      {!session.error && <PromptBox sessionId={sessionId} />}
+      {!session.error && <PromptBox sessionId={sessionId} transcript={transcript} />}
       {!session.error && <ForkForm sessionId={sessionId} revision={transcript.revision} />}
     </section>
   );

@@ -1,5 +1,7 @@
 import type { Part } from '../../../../sdk/types.ts';
-import type { Transcript, TranscriptMessage, TranscriptTurn } from './transcript.ts';
+import { count } from '../../ui/count.ts';
+import { EmptyState } from '../../ui/EmptyState.tsx';
+import { type Transcript, type TranscriptMessage, type TranscriptTurn, turnUsage } from './transcript.ts';
 
 const TOOL_BADGE = { pending: 'warn', running: 'warn', completed: 'ok', error: 'bad' } as const;
 const TURN_BADGE = {
@@ -18,7 +20,12 @@ export function TranscriptView({ transcript }: { transcript: Transcript }) {
   return (
     <section aria-labelledby="transcript-title">
       <h2 id="transcript-title">Transcript</h2>
-      {started.length === 0 && loose.length === 0 && <p class="muted">Nothing said yet.</p>}
+      {started.length === 0 && loose.length === 0 && (
+        <EmptyState
+          what="Nothing said yet."
+          how="Send a prompt below: the answer appears here as it is written."
+        />
+      )}
       <ol class="transcript">
         {started.map((turn, index) => (
           <TurnItem
@@ -55,8 +62,36 @@ function TurnItem(props: { turn: TranscriptTurn; number: number; messages: Trans
             Turn {turn.state}: {turn.error}
           </p>
         )}
+        <TurnUsageLine number={props.number} messages={props.messages} />
       </article>
     </li>
+  );
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toLocaleString(undefined, { maximumFractionDigits: 1 })} s`;
+
+/**
+ * What the turn's model calls took: tokens in and out (as the gateway reported them) and the time
+ * from its first call to its last answer. The cost is the gateway's to tell (its usage and request
+ * log): the chat answer the runtime reads does not carry it.
+ */
+function TurnUsageLine({ number, messages }: { number: number; messages: TranscriptMessage[] }) {
+  const answers = messages.filter((m) => m.role === 'assistant' && m.completed);
+  if (answers.length === 0) return null;
+  const usage = turnUsage(messages);
+  const reported = answers.some((m) => m.usage !== null);
+  return (
+    <p class="muted row turn-usage" data-turn={number}>
+      {reported ? (
+        <>
+          <span data-field="input-tokens">{count(usage.inputTokens, 'token')} in</span>
+          <span data-field="output-tokens">{count(usage.outputTokens, 'token')} out</span>
+        </>
+      ) : (
+        <span>tokens not reported</span>
+      )}
+      {usage.latencyMs !== undefined && <span data-field="latency">{seconds(usage.latencyMs)}</span>}
+    </p>
   );
 }
 

@@ -11,6 +11,19 @@ export interface TranscriptMessage {
   completed: boolean;
   /** The revision of the last stored event of this message: where a fork after it begins. */
   revision: number;
+  /** When it was created and completed (the events' times): an assistant message's latency. */
+  createdAt: string;
+  completedAt?: string;
+  /** The model call's tokens, as its `MessageCompleted` recorded them (none for a user's message). */
+  usage: { inputTokens: number; outputTokens: number } | null;
+}
+
+/** What a turn's model calls cost it: tokens summed, and the time from its first call to its last answer. */
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Undefined until an assistant message of the turn completed. */
+  latencyMs: number | undefined;
 }
 
 export interface TranscriptTurn {
@@ -106,6 +119,8 @@ function applyEvent(t: Transcript, event: Extract<SessionStreamItem, { kind: 'ev
         drafts: new Map(),
         completed: false,
         revision: event.revision,
+        createdAt: event.time,
+        usage: null,
       });
       return;
     case 'PartUpdated': {
@@ -125,11 +140,37 @@ function applyEvent(t: Transcript, event: Extract<SessionStreamItem, { kind: 'ev
       target.completed = true;
       target.drafts.clear();
       target.revision = event.revision;
+      target.completedAt = event.time;
+      target.usage = usageOf(data.usage);
       return;
     }
     default:
       return;
   }
+}
+
+function usageOf(value: unknown): TranscriptMessage['usage'] {
+  if (typeof value !== 'object' || value === null) return null;
+  const { inputTokens, outputTokens } = value as Record<string, unknown>;
+  return typeof inputTokens === 'number' && typeof outputTokens === 'number'
+    ? { inputTokens, outputTokens }
+    : null;
+}
+
+/** The tokens and latency of a turn's assistant messages (the model calls it made). */
+export function turnUsage(messages: readonly TranscriptMessage[]): TurnUsage {
+  const answers = messages.filter((m) => m.role === 'assistant');
+  const done = answers.filter((m) => m.completedAt !== undefined);
+  const first = answers[0];
+  const last = done.at(-1);
+  return {
+    inputTokens: answers.reduce((sum, m) => sum + (m.usage?.inputTokens ?? 0), 0),
+    outputTokens: answers.reduce((sum, m) => sum + (m.usage?.outputTokens ?? 0), 0),
+    latencyMs:
+      first && last?.completedAt
+        ? Math.max(0, Date.parse(last.completedAt) - Date.parse(first.createdAt))
+        : undefined,
+  };
 }
 
 function setTurn(t: Transcript, id: string, change: Partial<TranscriptTurn>): void {

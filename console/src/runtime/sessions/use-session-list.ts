@@ -27,5 +27,13 @@ export function useSessionList() {
   useEffect(() => {
     void load(null);
   }, [load]);
-  return { items, loading, error, more: cursor !== null, loadMore: () => load(cursor) };
+  return {
+    items,
+    loading,
+    error,
+    more: cursor !== null,
+    loadMore: () => load(cursor),
+    /** The first page again (after a change to the list). */
+    reload: () => load(null),
+  };
 }

@@ -2,8 +2,8 @@ import { ApiError } from '../../../../shared/errors.ts';
 import type { MessagesCall, MessagesEvent, MessagesResponse } from '../../anthropic-api/wire.ts';
 import { type UpstreamClient, upstreamMessage } from '../../upstream.ts';
 import { errorMessageOf, readEvents, readJson } from '../body.ts';
-import { trimSlashes } from '../openai/wire.ts';
-import type { CallContext, Modality, ModelDefinition, Provider } from '../types.ts';
+import { headerSecrets, trimSlashes } from '../openai/wire.ts';
+import type { CallContext, Modality, ModelDefinition, Provider, UpstreamModel } from '../types.ts';
 import { type AnthropicResponse, fromAnthropic, streamTranslator, toAnthropic } from './translate.ts';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -33,6 +33,8 @@ const MODELS = [
 export interface AnthropicEndpoint {
   baseUrl(ctx: CallContext): string;
   apiKey(ctx: CallContext): string | undefined;
+  /** Headers an admin set on a connection, sent with every call (never over the gateway's own). */
+  headers?(): Record<string, string>;
   /** Named in errors about the base URL. */
   baseUrlVariable: string;
 }
@@ -48,8 +50,9 @@ const FROM_ENV: AnthropicEndpoint = {
  * included), and spoken natively to clients of the gateway's own Messages API.
  */
 export function anthropicProvider(upstream: UpstreamClient): Provider {
+  const { listModels: _discovery, ...calls } = anthropicApi(upstream, FROM_ENV);
   return {
-    ...anthropicApi(upstream, FROM_ENV),
+    ...calls,
     id: 'anthropic',
     name: 'Anthropic',
     env: [
@@ -68,20 +71,25 @@ export function anthropicProvider(upstream: UpstreamClient): Provider {
 export function anthropicApi(
   upstream: UpstreamClient,
   where: AnthropicEndpoint,
-): Pick<Provider, 'chat' | 'chatStream' | 'messages' | 'messagesStream' | 'countTokens'> {
-  const send = (ctx: CallContext, path: string, body: object, call?: Omit<MessagesCall, 'body'>) => {
+): Pick<Provider, 'chat' | 'chatStream' | 'messages' | 'messagesStream' | 'countTokens'> & {
+  listModels(ctx: CallContext): Promise<UpstreamModel[]>;
+} {
+  const send = (ctx: CallContext, path: string, body: object | null, call?: Omit<MessagesCall, 'body'>) => {
     const apiKey = where.apiKey(ctx);
+    const extra = where.headers?.() ?? {};
     return upstream.send({
       url: `${trimSlashes(where.baseUrl(ctx))}${path}`,
+      ...(body === null ? { method: 'GET' as const } : {}),
       headers: {
-        'content-type': 'application/json',
+        ...extra,
+        ...(body === null ? {} : { 'content-type': 'application/json' }),
         'anthropic-version': call?.version ?? VERSION,
         ...(call?.beta ? { 'anthropic-beta': call.beta } : {}),
         ...(apiKey ? { 'x-api-key': apiKey } : {}),
       },
-      body: JSON.stringify(body),
+      ...(body === null ? {} : { body: JSON.stringify(body) }),
       signal: ctx.signal,
-      secrets: [apiKey],
+      secrets: [apiKey, ...headerSecrets(extra)],
       tenant: ctx.tenant,
       baseUrlVariable: where.baseUrlVariable,
       ...(ctx.retries === undefined ? {} : { retries: ctx.retries }),
@@ -136,6 +144,28 @@ export function anthropicApi(
     async messagesStream(m, call, ctx) {
       const response = await send(ctx, '/v1/messages', { ...withModel(m, call), stream: true }, call);
       return events(response, ctx);
+    },
+
+    /** `GET /v1/models`, page by page. */
+    async listModels(ctx) {
+      const models: UpstreamModel[] = [];
+      let after: string | undefined;
+      do {
+        const page = await readJson<{ data?: { id?: unknown }[]; has_more?: unknown; last_id?: unknown }>(
+          await send(
+            ctx,
+            `/v1/models?limit=1000${after ? `&after_id=${encodeURIComponent(after)}` : ''}`,
+            null,
+          ),
+          ctx.signal,
+        );
+        if (!Array.isArray(page?.data))
+          throw new ApiError('upstream_error', 'the upstream answered a model list without data');
+        for (const item of page.data)
+          if (typeof item?.id === 'string') models.push({ id: item.id, modalities: CHAT });
+        after = page.has_more === true && typeof page.last_id === 'string' ? page.last_id : undefined;
+      } while (after);
+      return models;
     },
 
     async countTokens(m, call, ctx) {

@@ -14,9 +14,18 @@ export interface OpenAiEndpoint {
   keyHeader?: 'authorization' | 'api-key';
   /** The URL of a call, when not `baseUrl` + path (Azure: the deployment in the path, `api-version`). */
   urlOf?: (path: string, call: OpenAiCall) => string;
+  /** Headers an admin set on a connection, sent with every call (never over the gateway's own). */
+  headers?: Record<string, string>;
 }
 
 export const trimSlashes = (url: string) => url.replace(/\/+$/, '');
+
+/** What an error from the upstream must never repeat: the key and the connection's header values. */
+const secretsOf = (endpoint: OpenAiEndpoint) => [endpoint.apiKey, ...headerSecrets(endpoint.headers)];
+
+/** Header values long enough to be credentials (shorter ones are flags and would blot out words). */
+export const headerSecrets = (headers: Record<string, string> = {}) =>
+  Object.values(headers).filter((value) => value.length >= 8);
 
 export interface OpenAiCall {
   method?: 'GET' | 'POST';
@@ -31,10 +40,11 @@ export interface OpenAiCall {
 /** Calls to one OpenAI-style API through the shared upstream client, bearer key included. */
 export function openAiApi(upstream: UpstreamClient, endpointOf: (env: EnvLookup) => OpenAiEndpoint) {
   return {
-    secrets: (ctx: CallContext) => [endpointOf(ctx.env).apiKey],
+    secrets: (ctx: CallContext) => secretsOf(endpointOf(ctx.env)),
     send(ctx: CallContext, path: string, call: OpenAiCall = {}): Promise<UpstreamResponse> {
-      const { baseUrl, baseUrlVariable, apiKey, keyHeader, urlOf } = endpointOf(ctx.env);
-      const headers: Record<string, string> = {};
+      const endpoint = endpointOf(ctx.env);
+      const { baseUrl, baseUrlVariable, apiKey, keyHeader, urlOf } = endpoint;
+      const headers: Record<string, string> = { ...endpoint.headers };
       let body: string | Buffer | undefined;
       if (call.json !== undefined) {
         headers['content-type'] = 'application/json';
@@ -52,7 +62,7 @@ export function openAiApi(upstream: UpstreamClient, endpointOf: (env: EnvLookup)
         headers,
         ...(body === undefined ? {} : { body }),
         signal: ctx.signal,
-        secrets: [apiKey],
+        secrets: secretsOf(endpoint),
         tenant: ctx.tenant,
         baseUrlVariable,
         ...(ctx.retries === undefined ? {} : { retries: ctx.retries }),
