@@ -13,6 +13,8 @@ export interface TokenRecord {
   revoked_at: string | null;
   /** The models it may call (ids or `*` patterns); null: every model. */
   models: readonly string[] | null;
+  /** The MCP tools it may call through `/v1/mcp` (names or `*` patterns); empty: none. */
+  tools: readonly string[];
 }
 
 export interface TokensState {
@@ -23,8 +25,8 @@ export interface TokensState {
 
 export const tokensProjection = defineProjection<TokensState, StudioEvent>({
   name: 'tokens',
-  // 3: records carry `models`.
-  schemaVersion: 3,
+  // 3: records carry `models`; 4: and `tools`.
+  schemaVersion: 4,
   handles: ['TokenIssued', 'TokenRevoked'],
   initialState: () => ({ byId: new Map(), byHash: new Map() }),
   toSnapshot: (state) => ({ byId: entriesOf(state.byId), byHash: entriesOf(state.byHash) }),
@@ -35,7 +37,7 @@ export const tokensProjection = defineProjection<TokensState, StudioEvent>({
   apply(state, event) {
     switch (event.type) {
       case 'TokenIssued': {
-        const { tokenId, studioId, name, prefix, tokenHash, expiresAt, models } = event.data;
+        const { tokenId, studioId, name, prefix, tokenHash, expiresAt, models, tools } = event.data;
         state.byId.set(tokenId, {
           id: tokenId,
           studio_id: studioId,
@@ -46,6 +48,7 @@ export const tokensProjection = defineProjection<TokensState, StudioEvent>({
           revoked_at: null,
           // Tokens issued before they could be limited have no `models`: every model.
           models: models ? [...models] : null,
+          tools: tools ? [...tools] : [],
         });
         state.byHash.set(tokenHash, tokenId);
         return;

@@ -62,6 +62,8 @@ export class Generation {
     private readonly permit: RatePermit,
     /** Answered by the response cache: costs nothing, charges no tokens. */
     private readonly cached: boolean,
+    /** Looked up in the response cache and not found there: its answer is stored for next time. */
+    private readonly cacheMissed: boolean,
     /** The route asked for, when the generation goes through one. */
     private readonly route: string | undefined,
     terms: Terms,
@@ -119,7 +121,7 @@ export class Generation {
     model: ModelDefinition,
     modality: Modality,
     ask: GenerationAsk,
-    cache: { readonly cached: boolean } = { cached: false },
+    cache: { readonly cached: boolean; readonly status?: string } = { cached: false },
     route?: string,
   ): Promise<Generation> {
     const operation = GEN_AI_OPERATIONS[modality] ?? 'generate_content';
@@ -137,7 +139,18 @@ export class Generation {
         permit.release(0);
         throw error;
       });
-      return new Generation(deps, ctx, modality, ask, permit, cache.cached, route, terms, span);
+      return new Generation(
+        deps,
+        ctx,
+        modality,
+        ask,
+        permit,
+        cache.cached,
+        cache.status === 'miss',
+        route,
+        terms,
+        span,
+      );
     } catch (error) {
       span.fail(error);
       span.end();
@@ -226,6 +239,7 @@ export class Generation {
       startedAt: reservation?.startedAt ?? this.#startedAt,
       ...(reservation ? { reservationId: reservation.reservationId } : {}),
       ...(this.cached ? { cached: true as const } : {}),
+      ...(this.cacheMissed ? { cacheMiss: true as const } : {}),
       ...(this.route === undefined ? {} : { route: this.route, attempts: [...this.#attempts] }),
       format: formatOf(this.ctx.req),
       ...(this.#firstByteMs === undefined ? {} : { firstByteMs: this.#firstByteMs }),

@@ -1,30 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ServerResult } from '@modelcontextprotocol/sdk/types.js';
-import { ApiError, messageOf } from '../../shared/errors.ts';
+import { messageOf } from '../../shared/errors.ts';
 import type { ServedRequest, ServedResponse } from '../../shared/http/request.ts';
 import { allowsTool, mayReach, mcpAccessProjection } from './access.ts';
 import { type Caller, CallRefused, callNote, type GovernedCallDeps, governedCall } from './calls.ts';
-import { ResumeStore } from './resume-store.ts';
-import { type McpSdk, mcpSdk } from './sdk.ts';
+import type { McpSdk } from './sdk.ts';
 import { type McpServerRecord, mcpServersProjection } from './servers/read-model.ts';
+import { McpSessions } from './sessions.ts';
 import { McpUpstreams, UpstreamFailure } from './upstreams.ts';
-
-/** A client's session of `/v1/mcp`: held by the token that opened it, and only by it. */
-interface Session {
-  transport: StreamableHTTPServerTransport;
-  server: Server;
-  tokenId: string;
-}
 
 /** The sessions one token may hold at once; a new one past that closes its oldest. */
 const SESSIONS_PER_TOKEN = 32;
 /** Pages of a tool server's list read at most (a server that pages forever is cut there). */
 const MAX_PAGES = 20;
-/** Events each session keeps for clients resuming a stream. */
-const RESUMABLE_EVENTS = 1_000;
 /** `<server>__<name>`: server ids hold no `_`, so the first `__` ends the server's. */
 const SEPARATOR = '__';
 
@@ -36,91 +25,38 @@ export interface McpDoorDeps extends GovernedCallDeps {
  * `/v1/mcp`: one MCP server (the SDK's, over Streamable HTTP, a session per client) in front of
  * every registered tool server. What it offers is theirs, namespaced `<server>__<name>`, and only
  * what the token's `tools` patterns allow: tools and prompts by their namespaced name, resources by
- * their namespaced URI. Tool calls are governed and recorded (`governedCall`).
+ * their namespaced URI. Tool calls are governed and recorded (`governedCall`). A session is held by
+ * the token that opened it, and only by it.
  */
 export class McpDoor {
-  readonly #sessions = new Map<string, Session>();
-  /** Answers under way (a session's SSE streams among them), ended when the door closes. */
-  readonly #answering = new Set<ServedResponse>();
-  #closed = false;
+  readonly #sessions = new McpSessions({
+    servedBy: 'gateway',
+    perHolder: SESSIONS_PER_TOKEN,
+    serverOf: (sdk) => this.#serverOf(sdk),
+  });
 
   constructor(private readonly deps: McpDoorDeps) {}
 
   /** Serves one request of a user token: a new session's `initialize`, or a request of its session. */
   async handle(caller: Caller, req: ServedRequest, res: ServedResponse, signal: AbortSignal): Promise<void> {
-    if (this.#closed) throw new ApiError('unavailable', 'the gateway is stopping: connect again shortly');
-    const sdk = await mcpSdk();
-    const sessionId = req.headers['mcp-session-id'];
-    let session: Session | undefined;
-    if (typeof sessionId === 'string') {
-      session = this.#sessions.get(sessionId);
-      // Another token's session is answered as if it did not exist.
-      if (!session || session.tokenId !== caller.tokenId)
-        throw new ApiError(
-          'not_found',
-          'no such MCP session (it ended, or the gateway restarted): initialize again',
-        );
-    } else if (req.method === 'POST' && sdk.types.isInitializeRequest(req.body)) {
-      session = await this.#open(sdk, caller.tokenId);
-    } else {
-      throw new ApiError(
-        'validation_failed',
-        'send initialize first, then its Mcp-Session-Id header with every request',
-      );
-    }
+    const session = await this.#sessions.sessionOf(req, caller.tokenId);
     const withAuth = req as ServedRequest & {
       auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> };
     };
     withAuth.auth = { token: '', clientId: caller.tokenId, scopes: [], extra: { ...caller } };
-    this.#answering.add(res);
-    res.once('close', () => this.#answering.delete(res));
     // Its caller lost its rights (a token revoked, a studio paused) while a stream was open: it ends.
     signal.addEventListener('abort', () => res.destroy(), { once: true });
-    await session.transport.handleRequest(withAuth, res, req.body);
+    await this.#sessions.serve(session, withAuth, res);
   }
 
   /** Tells every session that the tools changed (a tool server said so). */
   toolsChanged(): void {
-    for (const session of this.#sessions.values())
-      session.server.sendToolListChanged().catch(() => undefined);
+    this.#sessions.toolsChanged();
   }
 
   /** Ends every session (their streams close; clients initialize again). */
-  async close(): Promise<void> {
-    this.#closed = true;
-    const sessions = [...this.#sessions.values()];
-    this.#sessions.clear();
-    await Promise.allSettled(sessions.map((session) => session.transport.close()));
-    // Their connections too: a client's stream would otherwise hold the server's close open.
-    for (const res of this.#answering) res.destroy();
-    this.#answering.clear();
-  }
-
-  async #open(sdk: McpSdk, tokenId: string): Promise<Session> {
-    const held = [...this.#sessions].filter(([, s]) => s.tokenId === tokenId);
-    if (held.length >= SESSIONS_PER_TOKEN) {
-      const [oldestId, oldest] = held[0]!;
-      this.#sessions.delete(oldestId);
-      void oldest.transport.close();
-    }
-    const server = this.#serverOf(sdk);
-    const transport: StreamableHTTPServerTransport = new sdk.StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      eventStore: new ResumeStore(RESUMABLE_EVENTS),
-      onsessioninitialized: (id) => {
-        this.#sessions.set(id, session);
-      },
-      onsessionclosed: (id) => {
-        this.#sessions.delete(id);
-      },
-    });
-    const session: Session = { transport, server, tokenId };
-    transport.onclose = () => {
-      const id = transport.sessionId;
-      if (id !== undefined && this.#sessions.get(id) === session) this.#sessions.delete(id);
-    };
-    await server.connect(transport);
-    return session;
+  close(): Promise<void> {
+    return this.#sessions.close();
   }
 
   #serverOf(sdk: McpSdk): Server {

@@ -157,7 +157,7 @@ export function studiosService(gw: GatewayContext, governance: readonly AnyActio
             throw unshownToken(error, tokenId);
           });
           const { revoked_at: _revokedAt, ...token } = tokens().byId.get(tokenId)!;
-          return { user_token: userToken, token: tools === undefined ? token : { ...token, tools } };
+          return { user_token: userToken, token };
         },
       }),
       defineAction({

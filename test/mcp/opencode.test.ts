@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify, stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findExecutable } from '../../shared/executables.ts';
 import { adminOk, createStudio } from '../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { notRunHere } from '../support/not-run-here.ts';
@@ -14,11 +14,9 @@ import { startToolServer, type ToolServer } from './support/tool-server.ts';
 // `/v1/mcp` as a remote MCP server in its project's opencode.json and a studio token as its bearer.
 // `opencode mcp list` connects to every server it is given and says whether it could.
 
-const OPENCODE = join(import.meta.dirname, '..', '..', 'node_modules', '.bin', 'opencode');
+const OPENCODE = findExecutable('opencode');
 const run = promisify(execFile);
-const skip = existsSync(OPENCODE)
-  ? undefined
-  : 'OpenCode is not installed (npm install installs opencode-ai)';
+const skip = OPENCODE ? undefined : 'OpenCode is not installed (npm install --global opencode-ai)';
 
 let gw: TestGateway;
 let tools: ToolServer;
@@ -57,7 +55,7 @@ async function mcpList(token: string): Promise<string> {
   );
   // A home of its own: no user configuration, no credentials of this machine.
   const home = join(dir, 'home');
-  const { stdout, stderr } = await run(OPENCODE, ['mcp', 'list'], {
+  const { stdout, stderr } = await run(OPENCODE!, ['mcp', 'list'], {
     cwd: dir,
     env: {
       PATH: process.env.PATH,

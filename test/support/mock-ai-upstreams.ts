@@ -30,10 +30,25 @@ export interface WireMock {
   close(): Promise<void>;
 }
 
-async function wireMock(defaultHandler: MockHandler): Promise<WireMock> {
+/**
+ * A recording mock that answers with the scripted handlers, else `defaultHandler`. `refuse`, when
+ * given, sees every request first (scripted ones too), answers those it refuses (a bad signature, a
+ * wrong key) and says whether it did.
+ */
+export async function wireMock(
+  defaultHandler: MockHandler,
+  refuse?: (req: Recorded, res: ServerResponse) => Promise<boolean>,
+): Promise<WireMock> {
   let current = defaultHandler;
   const queue: MockHandler[] = [];
-  const server = await recordingServer((req, res) => (queue.shift() ?? current)(req, res));
+  const answer: MockHandler = (req, res) => (queue.shift() ?? current)(req, res);
+  const server = await recordingServer(
+    refuse
+      ? async (req, res) => {
+          if (!(await refuse(req, res))) return answer(req, res);
+        }
+      : answer,
+  );
   return {
     url: server.url,
     requests: server.requests,

@@ -3,8 +3,7 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec, type MessageHeaders } from '@smithy/eventstream-codec';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import type { Json } from './mock-ai-upstreams.ts';
-import { type MockHandler, type Recorded, recordingServer, sendJson } from './recording-server.ts';
+import { type MockHandler, type Recorded, sendJson, type WireMock, wireMock } from './mock-ai-upstreams.ts';
 
 /**
  * A mock Amazon Bedrock (runtime and control plane on one loopback port), per AWS's API reference
@@ -16,16 +15,8 @@ import { type MockHandler, type Recorded, recordingServer, sendJson } from './re
 
 export type { Recorded };
 
-export interface BedrockMock {
-  url: string;
-  requests: Recorded[];
-  /** The JSON body of request `n` (default: the last one). */
-  body(n?: number): Json;
-  /** Answers the next requests with these handlers, one each, then the default way again. */
-  script(...handlers: MockHandler[]): void;
-  reset(): void;
-  close(): Promise<void>;
-}
+/** Besides the common mock's, every request's signature (or API key) is checked first. */
+export type BedrockMock = WireMock;
 
 export interface BedrockMockOptions {
   region: string;
@@ -288,27 +279,5 @@ const answer: MockHandler = (req, res) => {
   return streamFrames(converseStreamFrames([{ text: said.split(/(?<=\s)/) }]))(req, res);
 };
 
-export async function bedrockMock(options: BedrockMockOptions): Promise<BedrockMock> {
-  const queue: MockHandler[] = [];
-  const server = await recordingServer(async (req, res) => {
-    if (await refused(req, res, options)) return;
-    return (queue.shift() ?? answer)(req, res);
-  });
-  return {
-    url: server.url,
-    requests: server.requests,
-    body(n) {
-      const request = n === undefined ? server.requests.at(-1) : server.requests[n];
-      if (!request) throw new Error(`the mock has no request ${n ?? '(last)'}`);
-      return JSON.parse(request.body.toString());
-    },
-    script(...handlers) {
-      queue.push(...handlers);
-    },
-    reset() {
-      server.requests.length = 0;
-      queue.length = 0;
-    },
-    close: () => server.close(),
-  };
-}
+export const bedrockMock = (options: BedrockMockOptions): Promise<BedrockMock> =>
+  wireMock(answer, (req, res) => refused(req, res, options));

@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Json, MockHandler, WireMock } from './mock-ai-upstreams.ts';
-import { recordingServer, sendJson } from './recording-server.ts';
+import { type Json, type MockHandler, sendJson, wireMock } from './mock-ai-upstreams.ts';
 
 /**
  * A mock of Google's Gemini API (`v1beta`) on loopback, its shapes per Google's API reference
@@ -109,29 +108,4 @@ const geminiDefault: MockHandler = (req, res) => {
   ])(req, res);
 };
 
-export async function geminiMock(): Promise<WireMock> {
-  const queue: MockHandler[] = [];
-  let current = geminiDefault;
-  const server = await recordingServer((req, res) => (queue.shift() ?? current)(req, res));
-  return {
-    url: server.url,
-    requests: server.requests,
-    body(n) {
-      const request = n === undefined ? server.requests.at(-1) : server.requests[n];
-      if (!request) throw new Error(`the mock has no request ${n ?? '(last)'}`);
-      return JSON.parse(request.body.toString());
-    },
-    reply(handler) {
-      current = handler;
-    },
-    script(...handlers) {
-      queue.push(...handlers);
-    },
-    reset() {
-      server.requests.length = 0;
-      queue.length = 0;
-      current = geminiDefault;
-    },
-    close: () => server.close(),
-  };
-}
+export const geminiMock = () => wireMock(geminiDefault);

@@ -40,7 +40,7 @@ export interface RequestItem {
   input_tokens: number;
   output_tokens: number;
   cost_usd: number;
-  cache: 'hit' | null;
+  cache: 'hit' | 'miss' | null;
 }
 
 /** What was captured of a request's bodies (a studio capturing in `full`), or that its key is gone. */

@@ -34,7 +34,8 @@ export interface RequestRow {
   input_tokens: number;
   output_tokens: number;
   cost_micro_usd: number;
-  cache: 'hit' | null;
+  /** The response cache's answer: null when it was not asked (off for the studio and the request). */
+  cache: 'hit' | 'miss' | null;
 }
 
 export interface RequestsState {
@@ -76,7 +77,7 @@ function rowOf(event: Handled & { createdAt: string }, seq: number): RequestRow 
         input_tokens: d.inputTokens,
         output_tokens: d.outputTokens,
         cost_micro_usd: d.costMicroUsd ?? 0,
-        cache: d.cached ? 'hit' : null,
+        cache: d.cached ? 'hit' : d.cacheMiss ? 'miss' : null,
       };
     }
     case 'GenerationRefused': {

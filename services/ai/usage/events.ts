@@ -29,6 +29,8 @@ export interface GenerationData {
   reservationId?: string;
   /** Answered by the response cache: nothing went upstream, it cost 0 and charged no budget. */
   cached?: true;
+  /** Looked up in the response cache and not found (absent with `cached`: the cache was not asked). */
+  cacheMiss?: true;
   /** The route asked for, when the generation went through one (`model` is its target that answered). */
   route?: string;
   /** Every target the route tried, in order. */

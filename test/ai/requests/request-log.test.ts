@@ -189,6 +189,17 @@ describe('the request log', () => {
     expect(empty.json).toMatchObject({ requests: 0, error_rate: 0, series: [], models: [] });
   });
 
+  it('says whether the response cache answered, missed, or was not asked', async () => {
+    await adminOk(gw, 'POST', '/v1/studios/settings', { studio_id: 'globex', cache_ttl_s: 60 });
+    const body = { model: 'dev/echo', messages: [{ role: 'user' as const, content: 'cache me' }] };
+    await client(other.token).chat.completions.create(body);
+    await client(other.token).chat.completions.create(body);
+    await waitUntil(async () => (await requests(other.token)).items.length >= 3, 'both are listed');
+    const [second, first, before] = (await requests(other.token)).items;
+    expect([second!.cache, first!.cache, before!.cache]).toEqual(['hit', 'miss', null]);
+    expect(second!.cost_usd).toBe(0);
+  });
+
   it('is rebuilt equal from the log when the gateway starts again', async () => {
     const before = await requests(gw.adminKey, '?limit=500');
     await gw.restart();

@@ -9,6 +9,7 @@ import type {
   ToolCall,
 } from '../../chat/wire.ts';
 import { textOf } from '../../chat/wire.ts';
+import { chunkWriter, toolCallDeltas } from '../chunks.ts';
 
 /** Translation between OpenAI's chat format (ours) and Anthropic's Messages API, both ways. */
 
@@ -250,17 +251,8 @@ interface StreamEvent {
  * tool calls as index/id/name then argument pieces, a finish chunk, and a usage chunk when asked for.
  */
 export function streamTranslator(model: string, includeUsage: boolean) {
-  const id = completionId();
-  const created = nowSeconds();
-  const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: string | null = null): ChatChunk => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model,
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  });
-  /** Anthropic's content block index → OpenAI's tool call index. */
-  const toolIndex = new Map<number, number>();
+  const { chunk, usage } = chunkWriter(model);
+  const tools = toolCallDeltas();
   let inputTokens = 0;
   let outputTokens = 0;
   let stop: string | null = null;
@@ -275,24 +267,14 @@ export function streamTranslator(model: string, includeUsage: boolean) {
         const block = event.content_block;
         if (block?.type === 'text' && block.text) return [chunk({ content: block.text })];
         if (block?.type !== 'tool_use') return [];
-        const index = toolIndex.size;
-        toolIndex.set(event.index ?? 0, index);
         const callId = block.id ?? `toolu_${randomBytes(8).toString('hex')}`;
-        return [
-          chunk({
-            tool_calls: [
-              { index, id: callId, type: 'function', function: { name: block.name ?? '', arguments: '' } },
-            ],
-          }),
-        ];
+        return [chunk(tools.start(event.index ?? 0, callId, block.name ?? ''))];
       }
       case 'content_block_delta': {
         const delta = event.delta;
         if (delta?.type === 'text_delta' && delta.text) return [chunk({ content: delta.text })];
-        if (delta?.type === 'input_json_delta' && delta.partial_json) {
-          const index = toolIndex.get(event.index ?? 0) ?? 0;
-          return [chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] })];
-        }
+        if (delta?.type === 'input_json_delta' && delta.partial_json)
+          return [chunk(tools.arguments(event.index ?? 0, delta.partial_json))];
         return []; // thinking, signatures
       }
       case 'message_delta':
@@ -303,9 +285,7 @@ export function streamTranslator(model: string, includeUsage: boolean) {
       case 'message_stop':
         return [
           chunk({}, finishReason(stop) ?? 'stop'),
-          ...(includeUsage
-            ? [{ ...chunk({}), choices: [], usage: chatUsage(inputTokens, outputTokens) }]
-            : []),
+          ...(includeUsage ? [usage(chatUsage(inputTokens, outputTokens))] : []),
         ];
       default: // ping, content_block_stop
         return [];

@@ -11,6 +11,7 @@ import type {
 } from '../../chat/wire.ts';
 import { textOf } from '../../chat/wire.ts';
 import { parseArguments } from '../anthropic/translate.ts';
+import { chunkWriter, toolCallDeltas } from '../chunks.ts';
 
 /** Translation between OpenAI's chat format (ours) and Amazon Bedrock's Converse API, both ways. */
 
@@ -273,17 +274,8 @@ interface StreamEvent {
  * chunk at `metadata` (which follows it) when asked for.
  */
 export function streamTranslator(model: string, includeUsage: boolean) {
-  const id = completionId();
-  const created = nowSeconds();
-  const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: string | null = null): ChatChunk => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model,
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  });
-  /** Converse's content block index → OpenAI's tool call index. */
-  const toolIndex = new Map<number, number>();
+  const { chunk, usage } = chunkWriter(model);
+  const tools = toolCallDeltas();
 
   return (type: string, event: StreamEvent): ChatChunk[] => {
     switch (type) {
@@ -292,31 +284,21 @@ export function streamTranslator(model: string, includeUsage: boolean) {
       case 'contentBlockStart': {
         const tool = event.start?.toolUse;
         if (!tool) return [];
-        const index = toolIndex.size;
-        toolIndex.set(event.contentBlockIndex ?? 0, index);
         const callId = tool.toolUseId ?? `tooluse_${randomBytes(8).toString('hex')}`;
-        return [
-          chunk({
-            tool_calls: [
-              { index, id: callId, type: 'function', function: { name: tool.name ?? '', arguments: '' } },
-            ],
-          }),
-        ];
+        return [chunk(tools.start(event.contentBlockIndex ?? 0, callId, tool.name ?? ''))];
       }
       case 'contentBlockDelta': {
         const delta = event.delta;
         if (typeof delta?.text === 'string' && delta.text) return [chunk({ content: delta.text })];
         const input = delta?.toolUse?.input;
-        if (typeof input === 'string' && input) {
-          const index = toolIndex.get(event.contentBlockIndex ?? 0) ?? 0;
-          return [chunk({ tool_calls: [{ index, function: { arguments: input } }] })];
-        }
+        if (typeof input === 'string' && input)
+          return [chunk(tools.arguments(event.contentBlockIndex ?? 0, input))];
         return []; // reasoning, citations
       }
       case 'messageStop':
         return [chunk({}, finishReason(event.stopReason))];
       case 'metadata':
-        return includeUsage ? [{ ...chunk({}), choices: [], usage: chatUsage(event.usage) }] : [];
+        return includeUsage ? [usage(chatUsage(event.usage))] : [];
       default: // contentBlockStop, and events added later
         return [];
     }

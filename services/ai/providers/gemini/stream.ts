@@ -1,10 +1,8 @@
 import { ApiError } from '../../../../shared/errors.ts';
-import { completionId, nowSeconds } from '../../chat/ids.ts';
 import type { ChatChunk } from '../../chat/wire.ts';
+import { chunkWriter, type Delta } from '../chunks.ts';
 import { answerOf, callIds, chatUsage, toolCallOf } from './translate.ts';
 import { finishReasonOf, type GeminiResponse, type GeminiUsage } from './wire.ts';
-
-type Delta = ChatChunk['choices'][number]['delta'];
 
 interface CandidateState {
   /** Tool calls so far: the next one's index. */
@@ -20,16 +18,10 @@ interface CandidateState {
  * does; a body that ends without one broke off.
  */
 export function streamTranslator(model: string, includeUsage: boolean) {
-  const id = completionId();
-  const created = nowSeconds();
+  const writer = chunkWriter(model);
+  const chunk = (index: number, delta: Delta, finish: string | null = null) =>
+    writer.chunk(delta, finish, index);
   const nextId = callIds();
-  const chunk = (index: number, delta: Delta, finish: string | null = null): ChatChunk => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model,
-    choices: [{ index, delta, finish_reason: finish }],
-  });
   const candidates = new Map<number, CandidateState>();
   let blocked = false;
   let usage: GeminiUsage | undefined;
@@ -74,7 +66,7 @@ export function streamTranslator(model: string, includeUsage: boolean) {
         for (const [index, state] of candidates)
           out.push(chunk(index, {}, finishReasonOf(state.finishReason, state.calls > 0)));
       }
-      if (includeUsage) out.push({ ...chunk(0, {}), choices: [], usage: chatUsage(usage) });
+      if (includeUsage) out.push(writer.usage(chatUsage(usage)));
       return out;
     },
   };
