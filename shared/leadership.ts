@@ -7,6 +7,19 @@ export interface SingletonTask {
   run(signal: AbortSignal): Promise<void>;
 }
 
+/**
+ * A `SingletonTask`'s `run` of which one runs at a time: a run begun (a new term) while the last one
+ * still ends starts only once it has.
+ */
+export function oneRunAtATime(follow: (signal: AbortSignal) => Promise<void>): SingletonTask['run'] {
+  let lastRun = Promise.resolve();
+  return (signal) => {
+    const run = lastRun.then(() => follow(signal));
+    lastRun = run.catch(() => undefined);
+    return run;
+  };
+}
+
 export interface Leadership {
   readonly leading: boolean;
   stop(): Promise<void>;

@@ -1,7 +1,7 @@
 import { type AggregateCache, handleCommand } from '../../shared/decider.ts';
 import { logReadFailures, resubscribing } from '../../shared/event-store/resubscribe.ts';
 import { type EventStore, isCaughtUp, type StoredEvent } from '../../shared/event-store/types.ts';
-import type { SingletonTask } from '../../shared/leadership.ts';
+import { oneRunAtATime, type SingletonTask } from '../../shared/leadership.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { CheckpointStore } from '../../shared/projections/checkpoints.ts';
 import { type BackoffOptions, backoffDelay, pause } from '../../shared/retry.ts';
@@ -78,15 +78,9 @@ export class AlertDetector implements SingletonTask {
   /** An event is being handled: its state is not one to save. */
   #busy = false;
   #saved = -1;
-  #lastRun = Promise.resolve();
+  readonly run = oneRunAtATime((signal) => this.#follow(signal));
 
   constructor(private readonly o: AlertDetectorOptions) {}
-
-  run(signal: AbortSignal): Promise<void> {
-    const run = this.#lastRun.then(() => this.#follow(signal));
-    this.#lastRun = run.catch(() => undefined);
-    return run;
-  }
 
   async #follow(signal: AbortSignal): Promise<void> {
     const { events, checkpoints, logger } = this.o;

@@ -1,7 +1,7 @@
 import { type AggregateCache, handleCommand, loadAggregate } from '../../shared/decider.ts';
 import { logReadFailures, resubscribing } from '../../shared/event-store/resubscribe.ts';
 import { type EventStore, isCaughtUp, type StoredEvent } from '../../shared/event-store/types.ts';
-import type { SingletonTask } from '../../shared/leadership.ts';
+import { oneRunAtATime, type SingletonTask } from '../../shared/leadership.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { CheckpointStore } from '../../shared/projections/checkpoints.ts';
 import { type BackoffOptions, backoffDelay, pause } from '../../shared/retry.ts';
@@ -70,15 +70,9 @@ const isAlert = (type: string): type is AlertEvent['type'] =>
  * when the process died between a receiver's 2xx and its record).
  */
 export class AlertDispatcher implements SingletonTask {
-  #lastRun = Promise.resolve();
+  readonly run = oneRunAtATime((signal) => this.#follow(signal));
 
   constructor(private readonly o: AlertDispatcherOptions) {}
-
-  run(signal: AbortSignal): Promise<void> {
-    const run = this.#lastRun.then(() => this.#follow(signal));
-    this.#lastRun = run.catch(() => undefined);
-    return run;
-  }
 
   async #follow(signal: AbortSignal): Promise<void> {
     const { events, checkpoints, logger } = this.o;

@@ -3,6 +3,7 @@ import { ApiError } from '../../shared/errors.ts';
 import { type ActionContext, defineEndpoint, noInput } from '../../shared/http/action.ts';
 import type { ServedRequest } from '../../shared/http/request.ts';
 import type { McpDoor } from './door.ts';
+import { mcpTransportEndpoints } from './transport-endpoints.ts';
 
 export const MCP_PATH = '/v1/mcp';
 /** RFC 9728's metadata of `/v1/mcp`: at the root's well-known path, and at the one the resource's path names. */
@@ -52,25 +53,16 @@ export function mcpRoutes(door: McpDoor, publicUrl: string | undefined) {
       ctx.signal,
     );
   };
-  const common = {
-    path: MCP_PATH,
-    // Guests are answered by the handler, with the challenge MCP clients read.
-    identities: [],
-    produces: ['application/json', 'text/event-stream'],
-    errors: ['unauthenticated', 'forbidden', 'not_found', 'validation_failed'],
-  } as const;
   return {
-    v1: [
-      defineEndpoint({
-        ...common,
-        method: 'POST',
-        // A JSON-RPC message (or a batch of them): the MCP SDK reads it.
-        input: z.union([z.looseObject({}), z.array(z.unknown())]),
-        bodyLimitBytes: 4 * 1024 * 1024,
-        handler,
-      }),
-      defineEndpoint({ ...common, method: 'GET', input: noInput, handler }),
-    ],
+    v1: mcpTransportEndpoints(
+      {
+        path: MCP_PATH,
+        // Guests are answered by the handler, with the challenge MCP clients read.
+        identities: [],
+        errors: ['unauthenticated', 'forbidden', 'not_found', 'validation_failed'],
+      },
+      handler,
+    ),
     open: RESOURCE_METADATA_PATHS.map((path) =>
       defineEndpoint({
         method: 'GET',

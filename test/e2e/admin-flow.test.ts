@@ -17,7 +17,7 @@ const STUDIO_FIELDS = [
   'updated_at',
   'version',
 ];
-const TOKEN_FIELDS = ['created_at', 'expires_at', 'id', 'models', 'name', 'prefix', 'studio_id'];
+const TOKEN_FIELDS = ['created_at', 'expires_at', 'id', 'models', 'name', 'prefix', 'studio_id', 'tools'];
 
 const database = await freshPostgresDatabase();
 afterAll(async () => {

@@ -1,3 +1,4 @@
+import Anthropic from '@anthropic-ai/sdk';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -777,5 +778,28 @@ describe('bedrock: through the gateway', () => {
     expect(text).toBe('Echo: stream it');
     expect(usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 });
     expect(mock.requests.at(-1)!.path).toBe(`/model/${ENCODED_ID}/converse-stream`);
+  });
+
+  it("the Responses API (openai's responses.create) and Anthropic's messages.create reach Converse, translated", async () => {
+    const response = await pg.client().responses.create({ model: 'aws/claude', input: 'through responses' });
+    expect(response.output_text).toBe('Echo: through responses');
+    expect(mock.requests.at(-1)!.path).toBe(`/model/${ENCODED_ID}/converse`);
+
+    const claude = new Anthropic({
+      baseURL: `${pg.gw.url}/v1/ai/anthropic`,
+      apiKey: pg.token,
+      maxRetries: 0,
+    });
+    const message = await claude.messages.create({
+      model: 'aws/claude',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'through messages' }],
+    });
+    expect(message.content).toEqual([
+      expect.objectContaining({ type: 'text', text: 'Echo: through messages' }),
+    ]);
+    const sent = mock.requests.at(-1)!;
+    expect(sent.path).toBe(`/model/${ENCODED_ID}/converse`);
+    expect(JSON.parse(sent.body.toString()).inferenceConfig).toMatchObject({ maxTokens: 64 });
   });
 });

@@ -944,6 +944,20 @@ describe('gemini connections through the gateway (official openai and anthropic 
     expect(mock.requests.at(-1)!.path).toBe(STREAM);
   });
 
+  it("the Responses API (openai's responses.create) reaches generateContent, translated", async () => {
+    const response = await pg.client().responses.create({
+      model: 'gem/flash',
+      instructions: 'Be brief.',
+      input: 'through responses',
+    });
+    expect(response.output_text).toBe('echo: through responses');
+    expect(mock.requests.at(-1)!.path).toBe(GENERATE);
+    expect(mock.body()).toMatchObject({
+      contents: [{ role: 'user', parts: [{ text: 'through responses' }] }],
+      systemInstruction: { parts: [{ text: 'Be brief.' }] },
+    });
+  });
+
   it("a tool call's thought signature survives the gateway both ways with the openai client", async () => {
     mock.script((_req, res) =>
       sendJson(

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { completionId, nowSeconds } from '../../chat/ids.ts';
 import type {
   ChatChunk,
   ChatCompletion,
@@ -8,8 +7,11 @@ import type {
   ChatUsage,
   ToolCall,
 } from '../../chat/wire.ts';
-import { textOf } from '../../chat/wire.ts';
 import { chunkWriter, toolCallDeltas } from '../chunks.ts';
+import { completionOf, turnsOf } from '../translation.ts';
+
+/** Read from here by Gemini's translation and the Anthropic API's. */
+export { parseArguments } from '../translation.ts';
 
 /** Translation between OpenAI's chat format (ours) and Anthropic's Messages API, both ways. */
 
@@ -67,26 +69,6 @@ function contentBlocks(content: ChatMessage['content']): Block[] {
   });
 }
 
-/** Tool arguments are a JSON string in OpenAI's format and an object in Anthropic's. */
-export function parseArguments(json: string): unknown {
-  try {
-    const parsed: unknown = json.trim() ? JSON.parse(json) : {};
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? parsed
-      : { value: parsed };
-  } catch {
-    return { _raw: json };
-  }
-}
-
-/** Consecutive messages of one role merge (tool results included): Anthropic wants the roles to alternate. */
-function push(messages: AnthropicMessage[], role: 'user' | 'assistant', blocks: Block[]): void {
-  if (blocks.length === 0) return;
-  const last = messages.at(-1);
-  if (last?.role === role) last.content.push(...blocks);
-  else messages.push({ role, content: blocks });
-}
-
 function toolChoice(request: ChatRequest): ToolChoice | undefined {
   const choice = request.tool_choice as string | { function?: { name?: string } } | null | undefined;
   const parallel = request.parallel_tool_calls === false ? { disable_parallel_tool_use: true } : {};
@@ -100,42 +82,11 @@ function toolChoice(request: ChatRequest): ToolChoice | undefined {
 }
 
 export function toAnthropic(request: ChatRequest, upstreamModel: string): AnthropicRequest {
-  const system: string[] = [];
-  const messages: AnthropicMessage[] = [];
-  for (const message of request.messages) {
-    switch (message.role) {
-      case 'system':
-      case 'developer':
-        system.push(textOf(message.content));
-        break;
-      case 'user':
-        push(messages, 'user', contentBlocks(message.content));
-        break;
-      case 'assistant':
-        push(messages, 'assistant', [
-          ...contentBlocks(message.content),
-          ...(message.tool_calls ?? []).map(
-            (call): Block => ({
-              type: 'tool_use',
-              id: call.id,
-              name: call.function.name,
-              input: parseArguments(call.function.arguments),
-            }),
-          ),
-        ]);
-        break;
-      case 'tool':
-      case 'function':
-        push(messages, 'user', [
-          {
-            type: 'tool_result',
-            tool_use_id: message.tool_call_id ?? message.name ?? '',
-            content: textOf(message.content),
-          },
-        ]);
-        break;
-    }
-  }
+  const { system, turns: messages } = turnsOf<Block>(request.messages, {
+    content: contentBlocks,
+    toolUse: (id, name, input) => ({ type: 'tool_use', id, name, input }),
+    toolResult: (id, text) => ({ type: 'tool_result', tool_use_id: id, content: text }),
+  });
   const stop = request.stop as string | string[] | null | undefined;
   const choice = request.tools?.length ? toolChoice(request) : undefined;
   const user = typeof request.user === 'string' && request.user ? request.user : undefined;
@@ -218,24 +169,12 @@ export function fromAnthropic(response: AnthropicResponse, model: string): ChatC
       ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }]
       : [],
   );
-  return {
-    id: completionId(),
-    object: 'chat.completion',
-    created: nowSeconds(),
-    model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: text || (toolCalls.length ? null : ''),
-          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-        },
-        finish_reason: finishReason(response.stop_reason) ?? 'stop',
-      },
-    ],
+  return completionOf(model, {
+    text,
+    toolCalls,
+    finishReason: finishReason(response.stop_reason) ?? 'stop',
     usage: chatUsage(promptTokens(response.usage), response.usage?.output_tokens ?? 0),
-  };
+  });
 }
 
 interface StreamEvent {

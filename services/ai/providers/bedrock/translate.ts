@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../../../shared/errors.ts';
-import { completionId, nowSeconds } from '../../chat/ids.ts';
 import type {
   ChatChunk,
   ChatCompletion,
@@ -9,9 +8,8 @@ import type {
   ChatUsage,
   ToolCall,
 } from '../../chat/wire.ts';
-import { textOf } from '../../chat/wire.ts';
-import { parseArguments } from '../anthropic/translate.ts';
 import { chunkWriter, toolCallDeltas } from '../chunks.ts';
+import { completionOf, turnsOf } from '../translation.ts';
 
 /** Translation between OpenAI's chat format (ours) and Amazon Bedrock's Converse API, both ways. */
 
@@ -88,14 +86,6 @@ function toolResultContent(text: string): ToolResultContent[] {
   return [{ text }];
 }
 
-/** Consecutive messages of one role merge (tool results included): Converse wants the roles to alternate. */
-function push(messages: ConverseMessage[], role: 'user' | 'assistant', blocks: ConverseBlock[]): void {
-  if (blocks.length === 0) return;
-  const last = messages.at(-1);
-  if (last?.role === role) last.content.push(...blocks);
-  else messages.push({ role, content: blocks });
-}
-
 /**
  * OpenAI's `tool_choice` → Converse's. Converse has no "none": then no tool is declared, so none can
  * be called. `undefined` leaves the model's default (auto).
@@ -113,46 +103,13 @@ const hasToolBlocks = (messages: ConverseMessage[]) =>
   messages.some((m) => m.content.some((b) => 'toolUse' in b || 'toolResult' in b));
 
 export function toConverse(request: ChatRequest): ConverseRequest {
-  const system: { text: string }[] = [];
-  const messages: ConverseMessage[] = [];
-  for (const message of request.messages) {
-    switch (message.role) {
-      case 'system':
-      case 'developer': {
-        const text = textOf(message.content);
-        if (text) system.push({ text });
-        break;
-      }
-      case 'user':
-        push(messages, 'user', contentBlocks(message.content));
-        break;
-      case 'assistant':
-        push(messages, 'assistant', [
-          ...contentBlocks(message.content),
-          ...(message.tool_calls ?? []).map(
-            (call): ConverseBlock => ({
-              toolUse: {
-                toolUseId: call.id,
-                name: call.function.name,
-                input: parseArguments(call.function.arguments),
-              },
-            }),
-          ),
-        ]);
-        break;
-      case 'tool':
-      case 'function':
-        push(messages, 'user', [
-          {
-            toolResult: {
-              toolUseId: message.tool_call_id ?? message.name ?? '',
-              content: toolResultContent(textOf(message.content)),
-            },
-          },
-        ]);
-        break;
-    }
-  }
+  const turns = turnsOf<ConverseBlock>(request.messages, {
+    content: contentBlocks,
+    toolUse: (toolUseId, name, input) => ({ toolUse: { toolUseId, name, input } }),
+    toolResult: (toolUseId, text) => ({ toolResult: { toolUseId, content: toolResultContent(text) } }),
+  });
+  const system = turns.system.filter(Boolean).map((text) => ({ text }));
+  const messages = turns.turns;
 
   const stop = request.stop as string | string[] | null | undefined;
   const maxTokens = request.max_completion_tokens ?? request.max_tokens;
@@ -240,24 +197,12 @@ export function fromConverse(response: ConverseResponse, model: string): ChatCom
         ]
       : [],
   );
-  return {
-    id: completionId(),
-    object: 'chat.completion',
-    created: nowSeconds(),
-    model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: text || (toolCalls.length ? null : ''),
-          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-        },
-        finish_reason: finishReason(response.stopReason),
-      },
-    ],
+  return completionOf(model, {
+    text,
+    toolCalls,
+    finishReason: finishReason(response.stopReason),
     usage: chatUsage(response.usage),
-  };
+  });
 }
 
 interface StreamEvent {
