@@ -11,6 +11,7 @@ export type {
   HistoryEvent,
   HistoryPage,
   Message,
+  MessageUsage,
   Page,
   Part,
   PartDelta,

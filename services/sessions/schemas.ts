@@ -67,6 +67,21 @@ export const Message = z.strictObject({
 });
 export type Message = z.infer<typeof Message>;
 
+/**
+ * What an assistant message's model call used, as its `MessageCompleted` event records it (`usage`,
+ * null for a user's message or a call that reported none).
+ */
+export const MessageUsage = z.strictObject({
+  inputTokens: z.number().int().min(0),
+  outputTokens: z.number().int().min(0),
+  /**
+   * The call's cost in USD at the gateway's price of its model, 0 when the model has none. Absent
+   * when the runtime could not read the gateway's prices, and in events recorded before it did.
+   */
+  costUsd: z.number().min(0).optional(),
+});
+export type MessageUsage = z.infer<typeof MessageUsage>;
+
 /** One stored event of a session's stream: a `/history` item, and the data of an SSE frame with an id. */
 export const HistoryEvent = z.strictObject({
   type: z.string(),

@@ -1,12 +1,12 @@
 import { type Decider, unknownCase } from '../../shared/decider.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { scrubCredentials } from '../../shared/scrub-credentials.ts';
-import type { MessageRole, Part, SessionKind } from './schemas.ts';
+import type { MessageRole, MessageUsage, Part, SessionKind } from './schemas.ts';
 
 /** Every session is one stream, `session-<id>`: what a client sees of it is a projection of that stream. */
 export const sessionStreamId = (sessionId: string) => `session-${sessionId}`;
 
-export type { MessageRole, Part, SessionKind, ToolState } from './schemas.ts';
+export type { MessageRole, MessageUsage, Part, SessionKind, ToolState } from './schemas.ts';
 
 export interface TurnAttachment {
   name: string;
@@ -40,7 +40,7 @@ export type SessionEvent =
       data: {
         messageId: string;
         finishReason: string | null;
-        usage: { inputTokens: number; outputTokens: number } | null;
+        usage: MessageUsage | null;
       };
     }
   | { type: 'TurnCompleted'; data: { turnId: string } }
@@ -68,7 +68,7 @@ export type SessionCommand =
       type: 'CompleteMessage';
       messageId: string;
       finishReason: string | null;
-      usage: { inputTokens: number; outputTokens: number } | null;
+      usage: MessageUsage | null;
     }
   | { type: 'CompleteTurn'; turnId: string }
   | { type: 'FailTurn'; turnId: string; error: string }

@@ -24,6 +24,12 @@ export interface Projection<State, E extends DomainEvent = DomainEvent> {
   categories?: readonly string[];
   initialState(): State;
   apply(state: State, event: Stored<E>): void;
+  /**
+   * While live, its snapshot is saved at most this often (default: with every other read model's,
+   * every 5,000 events or 5 s after a change); always when the runner stops. For a read model whose
+   * snapshot is large: a restart replays what came after its last one.
+   */
+  snapshotEveryMs?: number;
   /** The state as plain JSON, for a snapshot. */
   toSnapshot(state: State): unknown;
   /** The state again from what `toSnapshot` gave (after a JSON round trip). */

@@ -95,6 +95,33 @@ describe('ProjectionRunner', () => {
     expect([...second.state(studiosProjection).keys()].sort()).toEqual(['a', 'b', 'ghost']);
   });
 
+  it('a read model that says how often it is saved is left out of the snapshots in between, never at stop', async () => {
+    const store = new MemoryEventStore();
+    const checkpoints = new MemoryCheckpointStore();
+    const rarely = { ...studiosProjection, name: 'studios-rarely', snapshotEveryMs: 60_000 };
+    const r = new ProjectionRunner(store, checkpoints, [studiosProjection, rarely]);
+    runners.push(r);
+    await r.start();
+    await store.append('studio-a', [created('a')], { metadata: meta });
+    await r.waitFor(await store.headPosition());
+    await r.snapshot();
+    await store.append('studio-b', [created('b')], { metadata: meta });
+    await r.waitFor(await store.headPosition());
+    await r.snapshot();
+    // Saved the first time, not again within its minute; the others every time.
+    expect((await checkpoints.load<[string, unknown][]>('studios-rarely'))?.state?.map(([id]) => id)).toEqual(
+      ['a'],
+    );
+    expect((await checkpoints.load<[string, unknown][]>('studios'))?.state?.map(([id]) => id)).toEqual([
+      'a',
+      'b',
+    ]);
+    await r.stop();
+    expect((await checkpoints.load<[string, unknown][]>('studios-rarely'))?.state?.map(([id]) => id)).toEqual(
+      ['a', 'b'],
+    );
+  });
+
   it.each([
     ['of another schema version', { schemaVersion: 999, state: [['ghost', {}]] }],
     [

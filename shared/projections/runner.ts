@@ -42,6 +42,8 @@ export class ProjectionRunner {
   #sinceSnapshot = 0;
   #live = false;
   #snapshotTimer: NodeJS.Timeout | undefined;
+  /** When each read model's snapshot was last saved (ms since the epoch). */
+  readonly #savedAt = new Map<string, number>();
   #loop: Promise<void> | undefined;
   readonly #retry: BackoffOptions | undefined;
   /** The stream categories to read, when every read model here names its own. */
@@ -233,13 +235,25 @@ export class ProjectionRunner {
     this.#snapshotTimer.unref();
   }
 
-  /** Saves each read model with the position it reflects. */
-  async snapshot(): Promise<void> {
+  /**
+   * Saves each read model with the position it reflects; one that says how often it is saved
+   * (`snapshotEveryMs`) only when that time has passed, unless `all`.
+   */
+  async snapshot({ all = false }: { all?: boolean } = {}): Promise<void> {
     clearTimeout(this.#snapshotTimer);
     this.#snapshotTimer = undefined;
     this.#sinceSnapshot = 0;
+    const now = Date.now();
+    const due = this.#slots.filter((s) => {
+      const every = s.projection.snapshotEveryMs;
+      if (all || every === undefined || now - (this.#savedAt.get(s.projection.name) ?? 0) >= every) {
+        this.#savedAt.set(s.projection.name, now);
+        return true;
+      }
+      return false;
+    });
     // `save` serializes before its first await, so each snapshot matches the position beside it.
-    const saves = this.#slots.map((s) =>
+    const saves = due.map((s) =>
       this.checkpoints.save(s.projection.name, {
         schemaVersion: s.projection.schemaVersion,
         position: s.position,
@@ -260,6 +274,6 @@ export class ProjectionRunner {
     this.#controller.abort();
     await this.#loop;
     clearTimeout(this.#snapshotTimer);
-    await this.snapshot();
+    await this.snapshot({ all: true });
   }
 }

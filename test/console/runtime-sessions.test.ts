@@ -23,6 +23,13 @@ let browser: Browser;
 
 beforeAll(async () => {
   stack = await startTestStack({ gateway: { ai: { providers: () => [devProvider, paced.provider] } } });
+  // Priced before any turn: the runtime reads the prices when a turn's first call ends and keeps
+  // them a while, so a price set between two tests could meet the list it read before.
+  const priced = await stack.gw.api('POST', '/v1/ai/prices/upsert', {
+    token: stack.gw.adminKey,
+    body: { model: 'dev/echo', input_per_mtok: 3, output_per_mtok: 7 },
+  });
+  expect(priced.status).toBe(200);
   browser = await launchBrowser();
 });
 afterAll(async () => {
@@ -214,7 +221,7 @@ describe.skipIf(browserSkip !== undefined)('runtime console: sessions', () => {
     await watched.context.close();
   });
 
-  it('says where the prompt sent stands as its turn waits, runs and ends; then shows its tokens and latency', async () => {
+  it('says where the prompt sent stands as its turn waits, runs and ends; then shows its tokens, cost and latency', async () => {
     const { id } = await api.create({ title: 'Usage', model: 'dev/echo' });
     const busy = await api.create({ title: 'Held', model: 'test/paced' });
     const watched = await openPage(browser);
@@ -235,19 +242,25 @@ describe.skipIf(browserSkip !== undefined)('runtime console: sessions', () => {
     await page.getByRole('button', { name: 'Send' }).click();
     const turn = page.getByRole('article', { name: 'Turn 1' });
     await turn.getByText('Echo: count my tokens please', { exact: true }).waitFor();
+    const line = turn.locator('.turn-usage');
+    await line.waitFor(); // shown once the answer's MessageCompleted is stored
     const history = await api.history(id);
     const completed = history.filter((e) => e.type === 'MessageCompleted').at(-1)!;
-    const usage = completed.data.usage as { inputTokens: number; outputTokens: number };
+    const usage = completed.data.usage as { inputTokens: number; outputTokens: number; costUsd: number };
     expect(usage.inputTokens).toBeGreaterThan(0);
     expect(usage.outputTokens).toBeGreaterThan(0);
-    const line = turn.locator('.turn-usage');
-    await line.waitFor();
+    // At the price set for dev/echo: 3 and 7 micro-dollars a token in and out.
+    const costUsd = (usage.inputTokens * 3 + usage.outputTokens * 7) / 1_000_000;
+    expect(usage.costUsd).toBe(costUsd);
     expect(await line.locator('[data-field="input-tokens"]').textContent()).toBe(
       `${usage.inputTokens} tokens in`,
     );
     expect(await line.locator('[data-field="output-tokens"]').textContent()).toBe(
       `${usage.outputTokens} tokens out`,
     );
+    const cost = await line.locator('[data-field="cost"]').textContent();
+    expect(cost).toMatch(/^\$0\.\d{2,6}$/);
+    expect(Number(cost?.slice(1))).toBe(costUsd);
     expect(await line.locator('[data-field="latency"]').textContent()).toMatch(/^\d+(\.\d)? s$/);
     expect(await promptStatus.textContent()).toBe('');
     await checkPage(watched, 'runtime-session-usage');

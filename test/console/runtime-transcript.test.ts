@@ -107,4 +107,32 @@ describe('the transcript folded from a session stream', () => {
       latencyMs: undefined,
     });
   });
+
+  it("sums a turn's cost over its model calls, and has none when a call's cost was not recorded", () => {
+    revision = 0;
+    const call = (id: string, usage: Record<string, number>) => [
+      event('MessageCreated', { messageId: id, turnId: 't1', role: 'assistant' }),
+      event('MessageCompleted', { messageId: id, usage }),
+    ];
+    const t = fold(emptyTranscript(), [
+      event('TurnQueued', { turnId: 't1', text: 'hi' }),
+      event('TurnStarted', { turnId: 't1' }),
+      event('MessageCreated', { messageId: 'u', turnId: 't1', role: 'user' }),
+      event('MessageCompleted', { messageId: 'u', usage: null }),
+      ...call('a1', { inputTokens: 10, outputTokens: 3, costUsd: 0.0001 }),
+      ...call('a2', { inputTokens: 20, outputTokens: 5, costUsd: 0.0002 }),
+    ]);
+    // Summed in whole micro-dollars: 0.0001 + 0.0002 in floats would be 0.00030000000000000003.
+    expect(turnUsage(t.messages)).toMatchObject({ inputTokens: 30, outputTokens: 8, costUsd: 0.0003 });
+    expect(t.messages[1]?.usage).toEqual({ inputTokens: 10, outputTokens: 3, costUsd: 0.0001 });
+    // A free model's call costs 0, which is a cost; a call recorded without one leaves the turn's out.
+    const free = fold(emptyTranscript(), call('f1', { inputTokens: 1, outputTokens: 1, costUsd: 0 }));
+    expect(turnUsage(free.messages).costUsd).toBe(0);
+    const unpriced = fold(t, call('a3', { inputTokens: 1, outputTokens: 1 }));
+    expect(turnUsage(unpriced.messages)).toMatchObject({
+      inputTokens: 31,
+      outputTokens: 9,
+      costUsd: undefined,
+    });
+  });
 });

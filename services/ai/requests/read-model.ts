@@ -6,6 +6,7 @@ import { REFUSAL_EVENT_TYPES, type RefusalEvent } from './events.ts';
 
 /** The newest requests kept per studio; older ones stay in the event log (`GET /v1/audit/events`). */
 export const REQUEST_LOG_ROWS_PER_STUDIO = 10_000;
+const DROP_AT_ONCE = REQUEST_LOG_ROWS_PER_STUDIO / 10;
 const PAYLOAD_REFS = 100_000;
 
 /** One generation request as the request log shows it. */
@@ -113,6 +114,8 @@ function rowOf(event: Handled & { createdAt: string }, seq: number): RequestRow 
 export const requestsProjection = defineProjection<RequestsState, Handled>({
   name: 'requests',
   schemaVersion: 1,
+  // Thousands of rows: saved once a minute, not with every other read model's snapshot.
+  snapshotEveryMs: 60_000,
   handles: [...USAGE_EVENT_TYPES, ...REFUSAL_EVENT_TYPES, 'PayloadCaptured'],
   initialState: () => ({
     byStudio: new Map(),
@@ -170,7 +173,8 @@ function keep(state: RequestsState, row: RequestRow): void {
   }
   rows.push(row);
   state.byId.set(row.id, row);
-  if (rows.length > REQUEST_LOG_ROWS_PER_STUDIO) {
+  // The oldest go a tenth at a time: a shift per request would move the whole array each time.
+  if (rows.length >= REQUEST_LOG_ROWS_PER_STUDIO + DROP_AT_ONCE) {
     const dropped = rows.splice(0, rows.length - REQUEST_LOG_ROWS_PER_STUDIO);
     for (const old of dropped) if (state.byId.get(old.id) === old) state.byId.delete(old.id);
   }

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../../shared/errors.ts';
 import type { LiveBus } from '../../sessions/live.ts';
 import type { SessionService } from '../../sessions/service.ts';
-import type { Part } from '../../sessions/session.ts';
+import type { MessageUsage, Part } from '../../sessions/session.ts';
 import type { TurnRunner } from '../../sessions/types.ts';
 import type { GatewayClient } from '../gateway-client.ts';
 import type { PluginManager } from '../plugins/manager.ts';
 import { stringify, toChatMessages } from './history.ts';
+import { TurnPricer } from './turn-cost.ts';
 
 const id = (prefix: string) => `${prefix}_${randomBytes(9).toString('base64url')}`;
 
@@ -17,6 +18,8 @@ export interface AgentOptions {
   live: LiveBus;
   /** Model calls per turn before it is failed (a loop of tool calls must end). */
   maxSteps?: number;
+  /** What a model call cost; by default the gateway's prices, read through `gateway`. */
+  pricer?: TurnPricer;
 }
 
 interface PendingCall {
@@ -32,6 +35,7 @@ interface PendingCall {
  */
 export function agentTurnRunner(options: AgentOptions): TurnRunner {
   const maxSteps = options.maxSteps ?? 8;
+  const pricer = options.pricer ?? new TurnPricer(options.gateway);
   return async (turn, { signal, record }) => {
     const sessions = options.sessions();
     const userMessageId = id('msg');
@@ -64,7 +68,8 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
       const textPartId = id('prt');
       let text = '';
       let finishReason: string | null = null;
-      let usage: { inputTokens: number; outputTokens: number } | null = null;
+      let usage: MessageUsage | null = null;
+      let answeredBy = '';
       const calls: PendingCall[] = [];
       for await (const chunk of options.gateway.streamChat({
         model: view.session.model,
@@ -72,6 +77,7 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
         tools: options.plugins.tools(),
         signal,
       })) {
+        answeredBy ||= chunk.model ?? '';
         if (chunk.usage)
           usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
         for (const choice of chunk.choices) {
@@ -95,6 +101,7 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
           }
         }
       }
+      if (usage) usage = await priced(pricer, [answeredBy, view.session.model], usage);
       if (text) await record({ type: 'UpdatePart', messageId, part: { id: textPartId, type: 'text', text } });
       if (calls.length === 0) {
         await record({ type: 'CompleteMessage', messageId, finishReason, usage });
@@ -145,6 +152,18 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
     }
     throw new Error(`the model still asked for tools after ${maxSteps} steps`);
   };
+}
+
+/**
+ * The usage with its cost. When the gateway's prices could not be read the cost is left out rather
+ * than set to 0, which would say the call was free; the turn goes on either way.
+ */
+async function priced(pricer: TurnPricer, models: string[], usage: MessageUsage): Promise<MessageUsage> {
+  const costUsd = await pricer.costUsd(
+    models.filter((model) => model !== ''),
+    usage,
+  );
+  return costUsd === undefined ? usage : { ...usage, costUsd };
 }
 
 function parseArguments(json: string): unknown {

@@ -1,6 +1,7 @@
 import type { Part } from '../../../../sdk/types.ts';
 import { count } from '../../ui/count.ts';
 import { EmptyState } from '../../ui/EmptyState.tsx';
+import { formatUsd } from '../../ui/format.ts';
 import { type Transcript, type TranscriptMessage, type TranscriptTurn, turnUsage } from './transcript.ts';
 
 const TOOL_BADGE = { pending: 'warn', running: 'warn', completed: 'ok', error: 'bad' } as const;
@@ -71,9 +72,9 @@ function TurnItem(props: { turn: TranscriptTurn; number: number; messages: Trans
 const seconds = (ms: number) => `${(ms / 1000).toLocaleString(undefined, { maximumFractionDigits: 1 })} s`;
 
 /**
- * What the turn's model calls took: tokens in and out (as the gateway reported them) and the time
- * from its first call to its last answer. The cost is the gateway's to tell (its usage and request
- * log): the chat answer the runtime reads does not carry it.
+ * What the turn's model calls took: tokens in and out (as the gateway reported them), their cost (at
+ * the gateway's prices, as the runtime recorded it) and the time from its first call to its last
+ * answer. No cost is shown when a call's was not recorded: the runtime could not read the prices.
  */
 function TurnUsageLine({ number, messages }: { number: number; messages: TranscriptMessage[] }) {
   const answers = messages.filter((m) => m.role === 'assistant' && m.completed);
@@ -86,6 +87,7 @@ function TurnUsageLine({ number, messages }: { number: number; messages: Transcr
         <>
           <span data-field="input-tokens">{count(usage.inputTokens, 'token')} in</span>
           <span data-field="output-tokens">{count(usage.outputTokens, 'token')} out</span>
+          {usage.costUsd !== undefined && <span data-field="cost">{formatUsd(usage.costUsd)}</span>}
         </>
       ) : (
         <span>tokens not reported</span>

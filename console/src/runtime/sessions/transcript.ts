@@ -1,4 +1,4 @@
-import type { Part, SessionStreamItem } from '../../../../sdk/types.ts';
+import type { MessageUsage, Part, SessionStreamItem } from '../../../../sdk/types.ts';
 
 /** A message of the transcript: its stored parts, and the text being typed into parts not stored yet. */
 export interface TranscriptMessage {
@@ -14,14 +14,16 @@ export interface TranscriptMessage {
   /** When it was created and completed (the events' times): an assistant message's latency. */
   createdAt: string;
   completedAt?: string;
-  /** The model call's tokens, as its `MessageCompleted` recorded them (none for a user's message). */
-  usage: { inputTokens: number; outputTokens: number } | null;
+  /** The model call's tokens and cost, as its `MessageCompleted` recorded them (none for a user's message). */
+  usage: MessageUsage | null;
 }
 
-/** What a turn's model calls cost it: tokens summed, and the time from its first call to its last answer. */
+/** What a turn's model calls cost it: tokens and USD summed, and the time from its first call to its last answer. */
 export interface TurnUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Undefined when a call's cost was not recorded (the runtime could not read the prices, or an older event). */
+  costUsd: number | undefined;
   /** Undefined until an assistant message of the turn completed. */
   latencyMs: number | undefined;
 }
@@ -151,13 +153,12 @@ function applyEvent(t: Transcript, event: Extract<SessionStreamItem, { kind: 'ev
 
 function usageOf(value: unknown): TranscriptMessage['usage'] {
   if (typeof value !== 'object' || value === null) return null;
-  const { inputTokens, outputTokens } = value as Record<string, unknown>;
-  return typeof inputTokens === 'number' && typeof outputTokens === 'number'
-    ? { inputTokens, outputTokens }
-    : null;
+  const { inputTokens, outputTokens, costUsd } = value as Record<string, unknown>;
+  if (typeof inputTokens !== 'number' || typeof outputTokens !== 'number') return null;
+  return typeof costUsd === 'number' ? { inputTokens, outputTokens, costUsd } : { inputTokens, outputTokens };
 }
 
-/** The tokens and latency of a turn's assistant messages (the model calls it made). */
+/** The tokens, cost and latency of a turn's assistant messages (the model calls it made). */
 export function turnUsage(messages: readonly TranscriptMessage[]): TurnUsage {
   const answers = messages.filter((m) => m.role === 'assistant');
   const done = answers.filter((m) => m.completedAt !== undefined);
@@ -166,11 +167,18 @@ export function turnUsage(messages: readonly TranscriptMessage[]): TurnUsage {
   return {
     inputTokens: answers.reduce((sum, m) => sum + (m.usage?.inputTokens ?? 0), 0),
     outputTokens: answers.reduce((sum, m) => sum + (m.usage?.outputTokens ?? 0), 0),
+    costUsd: costOf(answers.filter((m) => m.usage !== null)),
     latencyMs:
       first && last?.completedAt
         ? Math.max(0, Date.parse(last.completedAt) - Date.parse(first.createdAt))
         : undefined,
   };
+}
+
+/** The calls' costs summed in micro-dollars (whole, as recorded), so the sum has no float dust. */
+function costOf(priced: readonly TranscriptMessage[]): number | undefined {
+  if (priced.length === 0 || priced.some((m) => m.usage?.costUsd === undefined)) return undefined;
+  return priced.reduce((sum, m) => sum + Math.round((m.usage?.costUsd ?? 0) * 1_000_000), 0) / 1_000_000;
 }
 
 function setTurn(t: Transcript, id: string, change: Partial<TranscriptTurn>): void {
