@@ -393,6 +393,24 @@ describe('governed: events, rate limits, budgets', () => {
     expect(JSON.stringify(event)).not.toContain('logged');
   });
 
+  it("with the studio's capture set to full, a call's arguments and result are kept sealed, readable by its request id", async () => {
+    await createStudio(gw, 'mcp-capture');
+    await adminOk(gw, 'POST', '/v1/studios/capture/set', { studio_id: 'mcp-capture', capture: 'full' });
+    const { token } = await tokenOf('mcp-capture', { tools: ['web__echo'] });
+    const client = await connect(token);
+    await client.callTool({ name: 'web__echo', arguments: { text: 'kept sealed' } });
+    const [call] = await callEvents('mcp-capture');
+    let captured: { type: string; data: { requestId: string } }[] = [];
+    for (let i = 0; i < 100 && captured.length === 0; i++) {
+      captured = (await adminOk(gw, 'GET', '/v1/audit/events?stream=payloads-mcp-capture&limit=10')).json
+        .items;
+      if (captured.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(captured).toEqual([expect.objectContaining({ type: 'PayloadCaptured' })]);
+    expect(JSON.stringify(captured)).not.toContain('kept sealed');
+    expect(captured[0]!.data.requestId).toBe((call!.data as { requestId: string }).requestId);
+  });
+
   it('rate limits apply to tool calls', async () => {
     await createStudio(gw, 'mcp-rpm');
     const { token, id } = await tokenOf('mcp-rpm', { tools: ['web__echo'] });
