@@ -101,8 +101,9 @@ export function agentTurnRunner(options: AgentOptions): TurnRunner {
           }
         }
       }
-      if (usage) usage = await priced(pricer, [answeredBy, view.session.model], usage);
+      // The text is stored first: the page shows it in place of the deltas while the cost is read.
       if (text) await record({ type: 'UpdatePart', messageId, part: { id: textPartId, type: 'text', text } });
+      if (usage) usage = await priced(pricer, [answeredBy, view.session.model], usage);
       if (calls.length === 0) {
         await record({ type: 'CompleteMessage', messageId, finishReason, usage });
         return;
