@@ -28,6 +28,29 @@ const HIDDEN_RETRY_MIN_MS = 5;
 const HIDDEN_RETRY_MAX_MS = 1_000;
 
 /**
+ * How long a caught-up loop may sleep before it reads again: until the next notification, or, while
+ * events after its cursor are held back, a growing delay (no notification may ever come for them).
+ */
+function heldBackRetry(hidden: HiddenProbe | undefined, signal: AbortSignal) {
+  let rounds = 0;
+  return async (cursor: number): Promise<number | undefined | 'aborted'> => {
+    let held: boolean;
+    try {
+      held = hidden !== undefined && (await hidden(cursor));
+    } catch (error) {
+      if (signal.aborted) return 'aborted';
+      throw error;
+    }
+    if (!held) {
+      rounds = 0;
+      return undefined;
+    }
+    rounds++;
+    return backoffDelay(rounds, { initialMs: HIDDEN_RETRY_MIN_MS, maxMs: HIDDEN_RETRY_MAX_MS });
+  };
+}
+
+/**
  * The one subscription loop every adapter shares: read batches after a cursor until a short batch,
  * say `$caught_up` once, then sleep until the adapter's notifier says something changed.
  */
@@ -43,7 +66,7 @@ export async function* catchUpThenLive(
     options.streamId === undefined ? (e: StoredEvent) => e.position : (e: StoredEvent) => e.revision;
   let cursor = options.after ?? (options.streamId === undefined ? 0 : -1);
   let caughtUp = false;
-  let heldRounds = 0;
+  const retryAfter = heldBackRetry(hidden, signal);
 
   // While a full batch is being handed on, the next one is already being read: the database
   // produces it while this process decodes and folds the current one.
@@ -75,25 +98,9 @@ export async function* catchUpThenLive(
       caughtUp = true;
       yield { type: '$caught_up', position: cursor };
     }
-    let held: boolean;
-    try {
-      held = hidden !== undefined && (await hidden(cursor));
-    } catch (error) {
-      if (signal.aborted) return;
-      throw error;
-    }
-    if (held) {
-      // Wake on a notification, or re-read after a growing delay: no notification may ever come.
-      heldRounds++;
-      const retryMs = backoffDelay(heldRounds, {
-        initialMs: HIDDEN_RETRY_MIN_MS,
-        maxMs: HIDDEN_RETRY_MAX_MS,
-      });
-      await changes.waitForChange(seen, signal, retryMs);
-    } else {
-      heldRounds = 0;
-      await changes.waitForChange(seen, signal);
-    }
+    const retryMs = await retryAfter(cursor);
+    if (retryMs === 'aborted') return;
+    await changes.waitForChange(seen, signal, retryMs);
   }
 }
 
@@ -112,7 +119,7 @@ export function subscribeThroughReads(
   if (streamId === undefined && categories !== undefined) {
     const readCategories =
       reads.readCategories ?? filteredHere((after, limit) => store.readAll({ after, limit }));
-    return catchUpThenLiveIn(options, categories, readCategories, changes);
+    return catchUpThenLiveIn(options, categories, readCategories, changes, reads.hidden);
   }
   const read: BatchReader =
     streamId === undefined
@@ -136,19 +143,21 @@ function filteredHere(read: BatchReader): CategoryReader {
 /**
  * The loop of a subscription to some categories: like `catchUpThenLive`, but its cursor moves over
  * what it skips, and each time it has caught up it says through where (`$caught_up`), then sleeps
- * until its categories are committed to, or other commits have settled.
+ * until its categories are committed to, other commits have settled, or held-back events may show.
  */
 async function* catchUpThenLiveIn(
   options: SubscribeOptions,
   categories: readonly string[],
   read: CategoryReader,
   changes: ChangeNotifier,
+  hidden?: HiddenProbe,
 ): AsyncGenerator<SubscriptionItem> {
   const { signal } = options;
   const batchSize = options.batchSize ?? 500;
   const wanted = new Set(categories);
   let cursor = options.after ?? 0;
   let told: number | undefined;
+  const retryAfter = heldBackRetry(hidden, signal);
   while (!signal.aborted) {
     const seen = changes.versionFor(categories);
     const seenAll = changes.version;
@@ -169,6 +178,8 @@ async function* catchUpThenLiveIn(
       told = cursor;
       yield { type: '$caught_up', position: cursor };
     }
-    await changes.waitForChange(seen, signal, undefined, { categories, seenAll });
+    const retryMs = await retryAfter(cursor);
+    if (retryMs === 'aborted') return;
+    await changes.waitForChange(seen, signal, retryMs, { categories, seenAll });
   }
 }

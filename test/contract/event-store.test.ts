@@ -43,52 +43,58 @@ describe.skipIf(database === undefined)(
         for (const step of cleanup.splice(0).reverse()) await step().catch(() => undefined);
       });
 
-      it('a live subscriber still gets an event once an older, unrelated transaction ends', async () => {
-        // Two stores on one database, as two processes: `writer` appends, `reader` only hears NOTIFY.
-        const { store: reader } = await openPostgresStore({ connectionString: database!.url });
-        cleanup.push(() => reader.close());
-        const { store: writer } = await openPostgresStore({ connectionString: database!.url });
-        cleanup.push(() => writer.close());
-        const other = new pg.Client({ connectionString: database!.url });
-        await other.connect();
-        cleanup.push(() => other.end());
+      it.each([
+        ['the whole log', {}],
+        ['some categories', { categories: ['held'] }],
+      ])(
+        'a live subscriber to %s still gets an event once an older, unrelated transaction ends',
+        async (_, scope) => {
+          // Two stores on one database, as two processes: `writer` appends, `reader` only hears NOTIFY.
+          const { store: reader } = await openPostgresStore({ connectionString: database!.url });
+          cleanup.push(() => reader.close());
+          const { store: writer } = await openPostgresStore({ connectionString: database!.url });
+          cleanup.push(() => writer.close());
+          const other = new pg.Client({ connectionString: database!.url });
+          await other.connect();
+          cleanup.push(() => other.end());
 
-        const subscriber = new Subscriber(reader, { after: await reader.headPosition() });
-        cleanup.push(() => subscriber.stop());
-        await subscriber.waitForCaughtUp();
+          const subscriber = new Subscriber(reader, { ...scope, after: await reader.headPosition() });
+          cleanup.push(() => subscriber.stop());
+          await subscriber.waitForCaughtUp();
 
-        // Any writing transaction older than the append holds back the snapshot xmin readers use.
-        await other.query('BEGIN');
-        await other.query('SELECT pg_current_xact_id()');
+          // Any writing transaction older than the append holds back the snapshot xmin readers use.
+          await other.query('BEGIN');
+          await other.query('SELECT pg_current_xact_id()');
 
-        // Wait until the reader has been woken by the append's NOTIFY and has read nothing: only
-        // then is it certain that no notification is left to wake it again.
-        const versionBefore = reader.changes.version;
-        let sawHidden!: () => void;
-        const hiddenSeen = new Promise<void>((resolve) => {
-          sawHidden = resolve;
-        });
-        const readAll = reader.readAll.bind(reader);
-        reader.readAll = async (options?: ReadAllOptions): Promise<StoredEvent[]> => {
-          const woken = reader.changes.version > versionBefore;
-          const rows = await readAll(options);
-          if (woken && rows.length === 0) sawHidden();
-          return rows;
-        };
+          // Wait until the reader has been woken by the append's NOTIFY and has read nothing: only
+          // then is it certain that no notification is left to wake it again.
+          const versionBefore = reader.changes.version;
+          let sawHidden!: () => void;
+          const hiddenSeen = new Promise<void>((resolve) => {
+            sawHidden = resolve;
+          });
+          const readAll = reader.readAll.bind(reader);
+          reader.readAll = async (options?: ReadAllOptions): Promise<StoredEvent[]> => {
+            const woken = reader.changes.version > versionBefore;
+            const rows = await readAll(options);
+            if (woken && rows.length === 0) sawHidden();
+            return rows;
+          };
 
-        const id = randomUUID();
-        const result = await writer.append(`held-${randomUUID()}`, [{ id, type: 'Held', data: {} }], {
-          metadata: { actor: 'system' },
-        });
-        await hiddenSeen;
-        expect(subscriber.events).toEqual([]);
-        expect(await reader.readAll({ after: result.position - 1 })).toEqual([]);
+          const id = randomUUID();
+          const result = await writer.append(`held-${randomUUID()}`, [{ id, type: 'Held', data: {} }], {
+            metadata: { actor: 'system' },
+          });
+          await hiddenSeen;
+          expect(subscriber.events).toEqual([]);
+          expect(await reader.readAll({ after: result.position - 1 })).toEqual([]);
 
-        // Ends without a NOTIFY (a rollback sends none), and nothing is appended after it.
-        await other.query('ROLLBACK');
-        await subscriber.waitForEvents([id]);
-        expect(subscriber.events.map((e) => e.position)).toEqual([result.position]);
-      });
+          // Ends without a NOTIFY (a rollback sends none), and nothing is appended after it.
+          await other.query('ROLLBACK');
+          await subscriber.waitForEvents([id]);
+          expect(subscriber.events.map((e) => e.position)).toEqual([result.position]);
+        },
+      );
     });
   },
 );
