@@ -130,7 +130,7 @@ describe.skipIf(reason !== undefined)(
         server = undefined;
         expect(first.run.output()).toMatch(/the event log stopped/);
         expect(first.run.output()).toMatch(
-          /the embedded database stopped \((its checkpoint failed: )?disk I\/O error: SQLITE_IOERR/,
+          /the embedded database stopped \(((its checkpoint failed: )?disk I\/O error: SQLITE_IOERR|its WAL sync failed: E[A-Z]+)/,
         );
 
         // Repaired as an operator would: room on the device again, the file system checked.

@@ -8,6 +8,7 @@ import { SqliteCheckpointStore } from './checkpoints.ts';
 import { migrateSqlite } from './schema.ts';
 import { SqliteEventStore } from './store.ts';
 import { WalReserve } from './wal-reserve.ts';
+import { WalSync } from './wal-sync.ts';
 import { SqliteWriter, sqliteCode } from './writer.ts';
 
 /**
@@ -23,7 +24,10 @@ export interface SqliteLog {
   checkpoints: SqliteCheckpointStore;
   /** Resolves, with why, once the log has stopped for this process (an I/O error). */
   lost: Promise<Error>;
-  /** When an append counts as stored, as the writer's connection reports it. */
+  /**
+   * When an append counts as stored: `full` where the WAL is synced after each commit (wal-sync.ts),
+   * else as the writer's connection reports it.
+   */
   synchronous: SqliteSynchronous;
   close(): Promise<void>;
 }
@@ -46,13 +50,16 @@ export function openSqliteLog(
   let writer: Database.Database | undefined;
   let reader: Database.Database | undefined;
   let reserve: WalReserve;
+  let wal: WalSync | undefined;
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     // Made by us, readable by its owner only: SQLite gives its WAL and shared-memory files the same mode.
     closeSync(openSync(file, 'a', 0o600));
     writer = new Database(file);
     writer.pragma('journal_mode = WAL');
-    writer.pragma(`synchronous = ${synchronous}`);
+    // `full` is kept by syncing the WAL after each commit off the event loop (wal-sync.ts), not by
+    // SQLite's own sync, which would hold the event loop for the disk.
+    writer.pragma('synchronous = normal');
     // macOS: a plain fsync leaves the data in the drive's cache; F_FULLFSYNC reaches the medium.
     writer.pragma(`fullfsync = ${synchronous === 'full' ? 'ON' : 'OFF'}`);
     writer.pragma(`checkpoint_fullfsync = ${synchronous === 'full' ? 'ON' : 'OFF'}`);
@@ -62,6 +69,7 @@ export function openSqliteLog(
     writer.pragma(`journal_size_limit = ${checkpoints.walBytes}`);
     migrateSqlite(writer);
     reader = new Database(file, { readonly: true });
+    if (synchronous === 'full') wal = new WalSync(file);
     reserve = new WalReserve(
       file,
       writer.pragma('page_size', { simple: true }) as number,
@@ -71,13 +79,14 @@ export function openSqliteLog(
       () => checkpointer.checkpointNow(),
     );
   } catch (error) {
+    wal?.close();
     reader?.close();
     writer?.close();
     throw new EventLogWontOpen(`the embedded event log (${file}) did not open: ${messageOf(error)}`, {
       cause: error,
     });
   }
-  const log = new SqliteWriter(writer, reserve);
+  const log = new SqliteWriter(writer, reserve, wal);
   const checkpointer = new Checkpointer({ file, synchronous, ...checkpoints }, (error) =>
     log.stop(
       `its checkpoint failed: ${error.message}${sqliteCode(error) ? `: ${sqliteCode(error)}` : ''}`,
@@ -88,6 +97,7 @@ export function openSqliteLog(
   const store = new SqliteEventStore(log, reader, options.hooks, async () => {
     await log.idle();
     reserve.close();
+    wal?.close();
     // A log stopped by an I/O error is left as the disk has it: closing the last connection would
     // copy the WAL into the file and remove it, writes the same failing disk may drop after
     // reporting them done, taking acknowledged commits with them. The next start recovers the WAL.
@@ -100,7 +110,9 @@ export function openSqliteLog(
     store,
     checkpoints: new SqliteCheckpointStore(log, reader),
     lost: log.lost,
-    synchronous: SYNCHRONOUS_LEVELS[writer.pragma('synchronous', { simple: true }) as number] ?? 'normal',
+    synchronous: wal
+      ? 'full'
+      : (SYNCHRONOUS_LEVELS[writer.pragma('synchronous', { simple: true }) as number] ?? 'normal'),
     close: () => store.close(),
   };
 }

@@ -5,8 +5,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../testing/wait.ts';
-import { isCaughtUp, type SubscriptionItem } from '../types.ts';
+import { EventLogStopped, isCaughtUp, type SubscriptionItem } from '../types.ts';
 import { openSqliteLog } from './open.ts';
+import { migrateSqlite } from './schema.ts';
+import { SqliteEventStore } from './store.ts';
+import { WalSync } from './wal-sync.ts';
+import { SqliteWriter } from './writer.ts';
 
 const META = { actor: 'test' };
 let dir: string;
@@ -107,6 +111,78 @@ describe('the embedded store on SQLite', () => {
         await log.close();
       }
     }
+  });
+
+  describe('a commit synced off the event loop', () => {
+    /** A store whose WAL syncs wait until the test lets them go (or fail, with `fail`). */
+    function heldSyncs() {
+      const writer = new Database(file);
+      writer.pragma('journal_mode = WAL');
+      writer.pragma('synchronous = normal');
+      migrateSqlite(writer);
+      const reader = new Database(file, { readonly: true });
+      const wal = new WalSync(file);
+      const held = { syncs: 0, release: () => {}, fail: (_: Error) => {} };
+      const gate = {
+        sync: async () => {
+          held.syncs++;
+          await new Promise<void>((resolve, reject) => {
+            held.release = resolve;
+            held.fail = reject;
+          });
+          await wal.sync();
+        },
+      };
+      const store = new SqliteEventStore(new SqliteWriter(writer, undefined, gate), reader);
+      const close = () => {
+        wal.close();
+        reader.close();
+        writer.close();
+      };
+      return { store, held, close };
+    }
+
+    it('acknowledges a commit, and shows it to readers, only once the WAL is synced', async () => {
+      const { store, held, close } = heldSyncs();
+      const look = new Database(file, { readonly: true });
+      try {
+        let acknowledged = false;
+        const append = store.append('s-1', [{ type: 'One', data: {} }], { metadata: META }).finally(() => {
+          acknowledged = true;
+        });
+        await waitUntil(() => held.syncs === 1, 'the commit waits for its sync');
+        // Committed (another connection sees it), yet neither acknowledged nor shown by the store.
+        expect(look.prepare('SELECT count(*) FROM events').pluck().get()).toBe(1);
+        expect(acknowledged).toBe(false);
+        expect(await store.readStream('s-1')).toEqual([]);
+        expect(await store.readAll({ types: ['One'] })).toEqual([]);
+        expect(await store.headPosition()).toBe(0);
+        held.release();
+        expect(await append).toEqual({ nextExpectedRevision: 0, position: 1 });
+        expect(await store.readStream('s-1')).toHaveLength(1);
+        expect(await store.headPosition()).toBe(1);
+      } finally {
+        look.close();
+        close();
+      }
+    });
+
+    it('stops the log when a sync fails: the append is not acknowledged, and nothing is written after it', async () => {
+      const { store, held, close } = heldSyncs();
+      try {
+        const append = store.append('s-1', [{ type: 'One', data: {} }], { metadata: META });
+        await waitUntil(() => held.syncs === 1, 'the commit waits for its sync');
+        held.fail(Object.assign(new Error('input/output error'), { code: 'EIO' }));
+        await expect(append).rejects.toThrow(EventLogStopped);
+        await expect(append).rejects.toThrow(/its WAL sync failed: EIO/);
+        await expect(store.append('s-2', [{ type: 'One', data: {} }], { metadata: META })).rejects.toThrow(
+          EventLogStopped,
+        );
+        expect(held.syncs).toBe(1);
+      } finally {
+        close();
+      }
+    });
   });
 
   it('copies the WAL into the file in its own thread once the WAL is large, then reuses the WAL from its start', async () => {

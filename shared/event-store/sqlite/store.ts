@@ -59,8 +59,9 @@ const MAX_EVENTS_PER_BATCH = 65_536;
  * The embedded log on SQLite. One writer (this process: the data directory is locked) commits one
  * transaction at a time, each a group of the appends submitted in one turn of the event loop, and
  * an append resolves once its transaction is on disk (`synchronous`, see open.ts). Reads use a
- * second connection, which sees committed transactions only. Whole-log reads after the head at
- * open are answered from the events this store wrote (a `WrittenTail`) rather than read back.
+ * second connection and show events up to the head, which moves only once a commit is on disk:
+ * nobody reads what a power loss could still take back. Whole-log reads after the head at open are
+ * answered from the events this store wrote (a `WrittenTail`) rather than read back.
  */
 export class SqliteEventStore implements ImportingStore {
   readonly kind = 'sqlite' as const;
@@ -254,7 +255,12 @@ export class SqliteEventStore implements ImportingStore {
     assertStorableIdentifier('stream id', streamId);
     await this.hooks.beforeRead?.({ kind: 'readStream', streamId });
     this.writer.assertRunning();
-    const rows = this.#statements.readStream.all(streamId, options.after ?? NO_STREAM, options.limit ?? -1);
+    const rows = this.#statements.readStream.all(
+      streamId,
+      options.after ?? NO_STREAM,
+      this.#head,
+      options.limit ?? -1,
+    );
     return (rows as EventRow[]).map(toStoredEvent);
   }
 
@@ -267,8 +273,8 @@ export class SqliteEventStore implements ImportingStore {
       const written = this.#written.read(after, options.limit);
       if (written) return written;
     }
-    const params: unknown[] = [after];
-    let where = 'position > ?';
+    const params: unknown[] = [after, this.#head];
+    let where = 'position > ? AND position <= ?';
     if (options.streamId !== undefined) {
       where += ' AND stream_id = ?';
       params.push(options.streamId);
@@ -355,7 +361,7 @@ function prepare(writer: Database, reader: Database) {
     byId: writer.prepare('SELECT stream_id, revision, position FROM events WHERE event_id = ?'),
     insert: writer.prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
     readStream: reader.prepare(
-      `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision > ? ORDER BY revision LIMIT ?`,
+      `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision > ? AND position <= ? ORDER BY revision LIMIT ?`,
     ),
   };
 }

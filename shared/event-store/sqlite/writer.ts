@@ -1,6 +1,8 @@
 import type { Database } from 'better-sqlite3';
+import { messageOf } from '../../errors.ts';
 import { EventLogStopped } from '../types.ts';
 import type { WalReserve } from './wal-reserve.ts';
+import type { WalSync } from './wal-sync.ts';
 
 /**
  * The one connection that writes the embedded log, and the queue in front of it: appends and
@@ -24,6 +26,8 @@ export class SqliteWriter {
     readonly db: Database,
     /** Room made ahead of the WAL before each write (see wal-reserve.ts). */
     private readonly reserve?: WalReserve,
+    /** Where the commit is synced after SQLite's, when it is (see wal-sync.ts). */
+    private readonly wal?: Pick<WalSync, 'sync'>,
   ) {}
 
   get stopped(): boolean {
@@ -35,16 +39,30 @@ export class SqliteWriter {
     if (this.#stopped) throw this.#stopped;
   }
 
-  /** Runs `work` after every write queued before it; a failure that stops the log is rethrown as such. */
+  /**
+   * Runs `work` after every write queued before it, and resolves once what it wrote is on disk; a
+   * failure that stops the log is rethrown as such.
+   */
   run<T>(work: (db: Database) => T | Promise<T>): Promise<T> {
     const result = this.#queue.then(async () => {
       this.assertRunning();
+      let done: T;
       try {
         await this.reserve?.ensure();
-        return await work(this.db);
+        done = await work(this.db);
       } catch (error) {
         throw this.#classify(error);
       }
+      try {
+        await this.wal?.sync();
+      } catch (error) {
+        // Whatever the reason, what the commit wrote may not be on disk, nor be by a later sync.
+        throw this.stop(
+          `its WAL sync failed: ${(error as NodeJS.ErrnoException).code ?? messageOf(error)}`,
+          error,
+        );
+      }
+      return done;
     });
     this.#queue = result.catch(() => undefined);
     return result;
