@@ -52,16 +52,19 @@ export interface RequestsState {
 
 type Handled = GenerationEvent | RefusalEvent | PayloadEvent;
 
+// Each row is one object literal with every field in the same order: a spread would build it field
+// by field, and this runs for every generation.
 function rowOf(event: Handled & { createdAt: string }, seq: number): RequestRow | undefined {
-  const base = { seq, at: event.createdAt };
+  const at = event.createdAt;
   switch (event.type) {
     case 'GenerationCompleted':
     case 'GenerationFailed': {
       const d = event.data;
       const failed = event.type === 'GenerationFailed' ? event.data : undefined;
       return {
-        ...base,
         id: d.requestId,
+        seq,
+        at,
         studio_id: d.studioId,
         token_id: d.tokenId ?? null,
         format: d.format ?? null,
@@ -84,8 +87,9 @@ function rowOf(event: Handled & { createdAt: string }, seq: number): RequestRow 
     case 'GenerationRefused': {
       const d = event.data;
       return {
-        ...base,
         id: d.requestId,
+        seq,
+        at,
         studio_id: d.studioId,
         token_id: d.tokenId,
         format: d.format,
