@@ -245,6 +245,33 @@ describe('the door: /v1/mcp', () => {
     expect(tools.authorizations.at(-1)).toBe('Bearer upstream-secret-0123456789');
   });
 
+  it('reaches a server over the legacy HTTP+SSE transport, its headers on the stream and on every message', async () => {
+    const legacy = await startToolServer('sse');
+    try {
+      await adminOk(gw, 'POST', '/v1/mcp/servers/upsert', {
+        id: 'legacy',
+        transport: 'sse',
+        url: legacy.url,
+        headers: { Authorization: 'Bearer legacy-secret-0123456789' },
+      });
+      await createStudio(gw, 'mcp-legacy');
+      const { token } = await tokenOf('mcp-legacy', { tools: ['legacy__*'] });
+      const client = await connect(token);
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['legacy__echo', 'legacy__add']));
+      expect(names.every((name) => name.startsWith('legacy__'))).toBe(true);
+      const sum = await client.callTool({ name: 'legacy__add', arguments: { a: 2, b: 40 } });
+      expect(textOf(sum)).toBe('42');
+      expect(legacy.calls.get('add')).toBe(1);
+      // The GET that opened the stream and each POST of a message carried the connection's header.
+      expect(legacy.authorizations.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(legacy.authorizations)).toEqual(new Set(['Bearer legacy-secret-0123456789']));
+    } finally {
+      await asAdmin(gw, 'POST', '/v1/mcp/servers/remove', { id: 'legacy' });
+      await legacy.close();
+    }
+  });
+
   it('passes resources and prompts on, namespaced', async () => {
     const { token } = await tokenOf('mcp-all', { tools: ['web__*'] });
     const client = await connect(token);

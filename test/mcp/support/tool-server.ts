@@ -2,10 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
-/** A tool server over Streamable HTTP (the SDK's server side), as a test needs one behind the gateway. */
+/**
+ * A tool server over Streamable HTTP, or over the legacy HTTP+SSE transport (`GET /sse` opens the
+ * stream, which names where to POST), the SDK's server side, as a test needs one behind the gateway.
+ */
 export interface ToolServer {
   url: string;
   /** Every request's Authorization header, as received. */
@@ -19,7 +23,7 @@ export interface ToolServer {
   close(): Promise<void>;
 }
 
-export async function startToolServer(): Promise<ToolServer> {
+export async function startToolServer(kind: 'http' | 'sse' = 'http'): Promise<ToolServer> {
   const authorizations: (string | undefined)[] = [];
   const calls = new Map<string, number>();
   const waiting = new Map<string, (() => void)[]>();
@@ -83,8 +87,26 @@ export async function startToolServer(): Promise<ToolServer> {
       return { content: [{ type: 'text', text: name }] };
     });
 
+  const legacy = new Map<string, SSEServerTransport>();
   const http = createServer(async (req: IncomingMessage, res) => {
     authorizations.push(req.headers.authorization);
+    if (kind === 'sse') {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (req.method === 'GET' && url.pathname === '/sse') {
+        const opened = new SSEServerTransport('/messages', res);
+        legacy.set(opened.sessionId, opened);
+        res.on('close', () => legacy.delete(opened.sessionId));
+        await build().connect(opened);
+        return;
+      }
+      const session = legacy.get(url.searchParams.get('sessionId') ?? '');
+      if (req.method !== 'POST' || url.pathname !== '/messages' || !session) {
+        res.writeHead(404).end();
+        return;
+      }
+      await session.handlePostMessage(req, res);
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
@@ -109,7 +131,7 @@ export async function startToolServer(): Promise<ToolServer> {
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${port}/${kind === 'sse' ? 'sse' : 'mcp'}`,
     authorizations,
     calls,
     called: (name) =>
@@ -119,7 +141,7 @@ export async function startToolServer(): Promise<ToolServer> {
       for (const server of servers) registerExtra(server, name);
     },
     async close() {
-      await Promise.allSettled([...sessions.values()].map((t) => t.close()));
+      await Promise.allSettled([...sessions.values(), ...legacy.values()].map((t) => t.close()));
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
