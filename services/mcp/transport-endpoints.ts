@@ -6,7 +6,8 @@ export type McpEndpointsAt = Pick<PathEndpoint, 'path' | 'identities' | 'errors'
 
 /**
  * The endpoints of an MCP server over Streamable HTTP: `POST` (a JSON-RPC message, or a batch of
- * them, which the MCP SDK reads) and `GET` (a session's SSE stream), both answered by `handler`.
+ * them, which the MCP SDK reads), `GET` (a session's SSE stream) and `DELETE` (a client ending its
+ * session), all answered by `handler`.
  */
 export function mcpTransportEndpoints(
   at: McpEndpointsAt,
@@ -22,5 +23,6 @@ export function mcpTransportEndpoints(
       handler,
     }),
     defineEndpoint({ ...common, method: 'GET', input: noInput, handler }),
+    defineEndpoint({ ...common, method: 'DELETE', input: noInput, handler }),
   ];
 }

@@ -128,6 +128,7 @@ describe('the gateway document', () => {
       'post /console/session/sign-out',
       'post /v1/mcp',
       'get /v1/mcp',
+      'delete /v1/mcp',
       'get /.well-known/oauth-protected-resource',
       'get /.well-known/oauth-protected-resource/v1/mcp',
       'get /v1/alerts',

@@ -574,6 +574,44 @@ describe('resumable streams', () => {
   });
 });
 
+describe('a session ended by its client', () => {
+  it('DELETE ends it: its id is unknown from then on, and another token cannot end one not its own', async () => {
+    await createStudio(gw, 'mcp-end');
+    const { token } = await tokenOf('mcp-end', { tools: ['web__echo'] });
+    const other = await tokenOf('mcp-end', { tools: ['web__echo'] });
+    const client = new Client({ name: 'mcp-gateway-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/v1/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    });
+    await client.connect(transport);
+    clients.push(client);
+    await client.callTool({ name: 'web__echo', arguments: { text: 'before' } });
+    const sessionId = transport.sessionId!;
+    const ended = (as: string) =>
+      fetch(`${gw.url}/v1/mcp`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${as}`, 'mcp-session-id': sessionId },
+      });
+
+    const notTheirs = await ended(other.token);
+    expect(notTheirs.status).toBe(404);
+    await client.callTool({ name: 'web__echo', arguments: { text: 'still there' } });
+
+    await transport.terminateSession();
+    expect(transport.sessionId).toBeUndefined();
+    const again = await ended(token);
+    expect(again.status).toBe(404);
+    expect(((await again.json()) as { error: { message: string } }).error.message).toMatch(
+      /no such MCP session/,
+    );
+    const withoutSession = await fetch(`${gw.url}/v1/mcp`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(withoutSession.status).toBe(400);
+  });
+});
+
 describe('the gateway restarted', () => {
   it('a connected client is told its session is gone, initializes again and calls on', async () => {
     await createStudio(gw, 'mcp-restart');

@@ -122,6 +122,25 @@ describe('/api/mcp on the runtime', () => {
     expect(shout.structuredContent).toBeUndefined();
   });
 
+  it('ends a session its client deletes: its id is unknown from then on', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${stack.runtime.url}/api/mcp`), {
+      requestInit: { headers: bearer },
+    });
+    const client = new Client({ name: 'runtime-mcp-test', version: '1.0.0' });
+    await client.connect(transport);
+    clients.push(client);
+    const sessionId = transport.sessionId!;
+    await transport.terminateSession();
+    const again = await fetch(`${stack.runtime.url}/api/mcp`, {
+      method: 'DELETE',
+      headers: { ...bearer, 'mcp-session-id': sessionId },
+    });
+    expect(again.status).toBe(404);
+    expect(((await again.json()) as { error: { message: string } }).error.message).toMatch(
+      /no such MCP session/,
+    );
+  });
+
   it('answers failures as tool errors: a bad input, a guard’s denial, a failing action, an unknown tool', async () => {
     const client = await runtimeMcp();
     const bad = await client.callTool({ name: 'files__read', arguments: { path: 42 } });
