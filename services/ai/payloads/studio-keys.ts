@@ -2,7 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../../../shared/crypto.ts';
 import type { KeyVault } from '../../../shared/key-vault/types.ts';
 
-/** How long a key read from the vault is kept in memory: an erasure by another gateway holds within it. */
+/**
+ * How long today's key is kept in memory for sealing: a gateway that has not seen another's erasure
+ * may seal with the destroyed key for this long (those payloads are unreadable, as if erased too).
+ * Reads always ask the vault, so an erasure holds for them at once on every gateway.
+ */
 const OPENED_FOR_MS = 60_000;
 
 /**
@@ -31,12 +35,14 @@ export class StudioKeys {
     return { keyId, box: this.#keep(keyId, kept) };
   }
 
-  /** The key `keyId`, or undefined once it was destroyed. */
+  /** The key `keyId`, or undefined once it was destroyed (by this gateway or another). */
   async open(keyId: string): Promise<SecretBox | undefined> {
-    const cached = this.#cached(keyId);
-    if (cached) return cached;
     const kept = await this.vault.get(keyId);
-    return kept === undefined ? undefined : this.#keep(keyId, kept);
+    if (kept === undefined) {
+      this.#opened.delete(keyId);
+      return undefined;
+    }
+    return new SecretBox(Buffer.from(this.master.decrypt(kept), 'base64'));
   }
 
   /** Destroys the studio's keys of days before `beforeDay` (all of them without one); answers their ids. */

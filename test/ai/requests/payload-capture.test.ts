@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../../shared/testing/wait.ts';
 import { adminOk, studioWithToken } from '../../support/admin.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { freshPostgresDatabase } from '../../support/postgres.ts';
 
 // Payloads, opt-in per studio: with `capture: full` a request's bodies are kept sealed under a key
 // of the studio's own; erasing the studio's payloads destroys that key, so they become unreadable
@@ -130,5 +132,43 @@ describe('payload capture', () => {
       body: { studio_id: 'acme', capture: 'everything' },
     });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe('payload erasure on two gateways sharing PostgreSQL', () => {
+  it('a payload read on one gateway is unreadable there as soon as another erased it', async (t) => {
+    const db = await freshPostgresDatabase();
+    if (!db) return t.skip();
+    const masterKey = randomBytes(32).toString('hex');
+    const options = { store: 'postgres', databaseUrl: db.url, masterKey, logLevel: 'silent' } as const;
+    const a = await startTestGateway(options);
+    const b = await startTestGateway(options);
+    try {
+      const owner = await studioWithToken(a, 'shared');
+      await adminOk(a, 'POST', '/v1/studios/capture/set', { studio_id: 'shared', capture: 'full' });
+      const onB = new OpenAI({ baseURL: `${b.url}/v1/ai`, apiKey: owner.token, maxRetries: 0 });
+      // b has seen the token and the capture setting once the payload it seals is on record.
+      let id: string | undefined;
+      await waitUntil(async () => {
+        const asked = await onB.chat.completions
+          .create({ model: 'dev/echo', messages: [{ role: 'user', content: PROMPT }] })
+          .then(
+            () => true,
+            () => false, // 401 until b has seen the token
+          );
+        if (!asked) return false;
+        id = (await adminOk(b, 'GET', '/v1/ai/requests?studio_id=shared')).json.items[0]?.id;
+        return id !== undefined && (await adminOk(b, 'GET', `/v1/ai/requests/${id}`)).json.payload !== null;
+      }, 'a payload sealed and read on b');
+      const before = (await adminOk(b, 'GET', `/v1/ai/requests/${id}`)).json.payload;
+      expect(before.request.messages).toEqual([{ role: 'user', content: PROMPT }]);
+
+      await adminOk(a, 'POST', '/v1/studios/erase-payloads', { studio_id: 'shared' });
+      expect((await adminOk(b, 'GET', `/v1/ai/requests/${id}`)).json.payload).toEqual({ erased: true });
+    } finally {
+      await a.close();
+      await b.close();
+      await db.drop();
+    }
   });
 });
