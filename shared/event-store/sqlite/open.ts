@@ -24,16 +24,8 @@ export interface SqliteLog {
   checkpoints: SqliteCheckpointStore;
   /** Resolves, with why, once the log has stopped for this process (an I/O error). */
   lost: Promise<Error>;
-  /**
-   * When an append counts as stored: `full` where the WAL is synced after each commit (wal-sync.ts),
-   * else as the writer's connection reports it.
-   */
-  synchronous: SqliteSynchronous;
   close(): Promise<void>;
 }
-
-/** SQLite's numbers for its `synchronous` levels (0 is OFF, 3 EXTRA: never set here). */
-const SYNCHRONOUS_LEVELS: Record<number, SqliteSynchronous> = { 1: 'normal', 2: 'full' };
 
 /** Opens the log in `file`, creating it (and its directory) if need be. */
 export function openSqliteLog(
@@ -110,9 +102,6 @@ export function openSqliteLog(
     store,
     checkpoints: new SqliteCheckpointStore(log, reader),
     lost: log.lost,
-    synchronous: wal
-      ? 'full'
-      : (SYNCHRONOUS_LEVELS[writer.pragma('synchronous', { simple: true }) as number] ?? 'normal'),
     close: () => store.close(),
   };
 }

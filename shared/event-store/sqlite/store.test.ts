@@ -99,13 +99,14 @@ describe('the embedded store on SQLite', () => {
     }
   });
 
-  it('is in WAL mode with every commit synced, or synced less where that was chosen', async () => {
+  // Whether each commit is synced is told by the tests of a commit synced off the event loop (below)
+  // and, through a gateway on a failing device, by test/cli/device-write-errors.test.ts.
+  it('is in WAL mode, whichever sync level was chosen', async () => {
     for (const synchronous of ['full', 'normal'] as const) {
       const log = openSqliteLog(file, { synchronous });
       const look = new Database(file, { readonly: true });
       try {
         expect(look.pragma('journal_mode', { simple: true })).toBe('wal');
-        expect(log.synchronous).toBe(synchronous);
       } finally {
         look.close();
         await log.close();
