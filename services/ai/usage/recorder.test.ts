@@ -62,6 +62,18 @@ describe('UsageRecorder', () => {
     expect((await logOf(store, 'acme')).map((e) => e.requestId)).toEqual(['r1']);
   });
 
+  it('gives its events new event ids (UUIDv7, ordered by time), so the log index of ids grows at its end', async () => {
+    const store = new WatchedStore();
+    const recorder = new UsageRecorder(store);
+    const before = Date.now();
+    for (const requestId of ['r1', 'r2', 'r3']) await recorder.record(generation('acme', requestId));
+    const ids = (await logOf(store, 'acme')).map((e) => e.id);
+    for (const id of ids) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16)).toBeGreaterThanOrEqual(before);
+    }
+  });
+
   it('lets concurrent records of one studio share appends, and other studios append alongside', async () => {
     const store = new WatchedStore();
     store.next = ['hold'];

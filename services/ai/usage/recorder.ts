@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { newEventId } from '../../../shared/event-store/event-id.ts';
 import {
   type EventStore,
   type StoredEvent,
@@ -148,7 +149,7 @@ export class UsageRecorder {
 
   async record(event: GenerationEvent): Promise<void> {
     this.options.observer?.recorded(event);
-    const withId = { ...event, id: randomUUID() };
+    const withId = { ...event, id: newEventId() };
     const durable = this.#commits
       .submit(event.data.studioId, { kind: 'record', event: withId })
       .then(() => undefined)
