@@ -122,6 +122,30 @@ describe('ProjectionRunner', () => {
     );
   });
 
+  it('saves a read model on its own schedule sooner once 50,000 events came after its snapshot', async () => {
+    const store = new MemoryEventStore();
+    const checkpoints = new MemoryCheckpointStore();
+    const rarely = { ...studiosProjection, name: 'studios-rarely', snapshotEveryMs: 60_000 };
+    const r = new ProjectionRunner(store, checkpoints, [rarely]);
+    runners.push(r);
+    await r.start();
+    await store.append('studio-a', [created('a')], { metadata: meta });
+    await r.waitFor(await store.headPosition());
+    await r.snapshot();
+    const saved = async () => (await checkpoints.load('studios-rarely'))?.position;
+    const first = await saved();
+    // Events it does not fold count as well: a restart would read them all again.
+    const noise = Array.from({ length: 1_000 }, () => ({ type: 'Noise', data: {} }));
+    for (let i = 0; i < 49; i++) await store.append(`noise-${i}`, noise, { metadata: meta });
+    await r.waitFor(await store.headPosition());
+    await r.snapshot();
+    expect(await saved()).toBe(first);
+    await store.append('studio-b', [created('b'), ...noise], { metadata: meta });
+    await r.waitFor(await store.headPosition());
+    await r.snapshot();
+    expect(await saved()).toBe(await store.headPosition());
+  });
+
   it.each([
     ['of another schema version', { schemaVersion: 999, state: [['ghost', {}]] }],
     [

@@ -12,6 +12,8 @@ interface Slot {
   projection: AnyProjection;
   state: unknown;
   position: number;
+  /** Events it was given since its snapshot was last saved (or loaded). */
+  sinceSaved: number;
 }
 
 export interface ProjectionStatus {
@@ -22,6 +24,11 @@ export interface ProjectionStatus {
 
 const SNAPSHOT_EVERY_EVENTS = 5_000;
 const SNAPSHOT_DELAY_MS = 5_000;
+/**
+ * A read model saved on its own schedule (`snapshotEveryMs`) is saved sooner once this many events
+ * came after its snapshot: a restart after a crash replays at most about this many for it.
+ */
+const MOST_EVENTS_UNSAVED = 50_000;
 
 export interface ProjectionRunnerOptions {
   /** Backoff between a failed read of the log and the next try. Default 100 ms doubling to 5 s. */
@@ -64,6 +71,7 @@ export class ProjectionRunner {
       projection,
       state: projection.initialState(),
       position: 0,
+      sinceSaved: 0,
     }));
     const categories = projections.map((p) => p.categories);
     if (categories.length > 0 && categories.every((c) => c !== undefined))
@@ -160,6 +168,7 @@ export class ProjectionRunner {
       if (event.position <= slot.position) continue;
       if (slot.projection.handles.includes(event.type)) slot.projection.apply(slot.state, event);
       slot.position = event.position;
+      slot.sinceSaved++;
     }
     this.#position = event.position;
     if (this.#waiters.length > 0) this.#wake();
@@ -237,7 +246,8 @@ export class ProjectionRunner {
 
   /**
    * Saves each read model with the position it reflects; one that says how often it is saved
-   * (`snapshotEveryMs`) only when that time has passed, unless `all`.
+   * (`snapshotEveryMs`) only when that time has passed or `MOST_EVENTS_UNSAVED` came since, unless
+   * `all`.
    */
   async snapshot({ all = false }: { all?: boolean } = {}): Promise<void> {
     clearTimeout(this.#snapshotTimer);
@@ -246,8 +256,14 @@ export class ProjectionRunner {
     const now = Date.now();
     const due = this.#slots.filter((s) => {
       const every = s.projection.snapshotEveryMs;
-      if (all || every === undefined || now - (this.#savedAt.get(s.projection.name) ?? 0) >= every) {
+      const isDue =
+        all ||
+        every === undefined ||
+        now - (this.#savedAt.get(s.projection.name) ?? 0) >= every ||
+        s.sinceSaved >= MOST_EVENTS_UNSAVED;
+      if (isDue) {
         this.#savedAt.set(s.projection.name, now);
+        s.sinceSaved = 0;
         return true;
       }
       return false;

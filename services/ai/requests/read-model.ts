@@ -118,7 +118,7 @@ function rowOf(event: Handled & { createdAt: string }, seq: number): RequestRow 
 export const requestsProjection = defineProjection<RequestsState, Handled>({
   name: 'requests',
   schemaVersion: 1,
-  // Thousands of rows: saved once a minute, not with every other read model's snapshot.
+  // Thousands of rows: saved once a minute (or after 50,000 events), not with every other snapshot.
   snapshotEveryMs: 60_000,
   handles: [...USAGE_EVENT_TYPES, ...REFUSAL_EVENT_TYPES, 'PayloadCaptured'],
   initialState: () => ({
