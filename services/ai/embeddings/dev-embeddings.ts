@@ -1,5 +1,5 @@
-import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { ApiError } from '../../../shared/errors.ts';
+import { takeTurn } from '../../../shared/turns.ts';
 import type { EmbeddingRequest, EmbeddingResult } from '../providers/types.ts';
 import { hashedVector } from './vectors.ts';
 
@@ -30,7 +30,7 @@ export async function devEmbeddings(request: EmbeddingRequest): Promise<Embeddin
   );
   const vectors: Float32Array[] = [];
   for (const [i, input] of inputs.entries()) {
-    if (i > 0 && i % INPUTS_PER_TURN === 0) await setImmediatePromise();
+    if (i > 0 && i % INPUTS_PER_TURN === 0) await takeTurn();
     vectors.push(hashedVector(input, dimensions));
   }
   return { vectors, inputTokens: tokens };

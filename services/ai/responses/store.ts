@@ -1,10 +1,10 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
 import { commandHandler } from '../../../shared/command-handler.ts';
 import { foldEvents } from '../../../shared/decider.ts';
 import { ApiError } from '../../../shared/errors.ts';
 import type { EventMetadata, EventStore, StoredEvent } from '../../../shared/event-store/types.ts';
 import type { Identity } from '../../../shared/http/identity.ts';
+import { takeTurn } from '../../../shared/turns.ts';
 import { readCharacters } from '../usage/metering.ts';
 import { isResponseId, responseIdOfItem } from './ids.ts';
 import {
@@ -73,8 +73,8 @@ export class ResponseStore {
    * conversation counts against the request's body limit (`limit.bodyBytes`) as if it were sent
    * whole: once the responses read back pass what the request's own input left of it
    * (`limit.leftBytes`, of their items' JSON), it is refused (413). A response read from the log
-   * (not one kept in memory) is followed by a turn of the event loop, so other requests are
-   * answered while a long conversation is read.
+   * (not one kept in memory) is read in a turn of the event loop of its own (`takeTurn`), so other
+   * requests are answered while long conversations are read.
    */
   async conversation(
     id: string,
@@ -91,9 +91,9 @@ export class ResponseStore {
           { param: 'previous_response_id' },
         );
       }
-      const kept = this.#recent.has(next);
+      // A response read from the log (megabytes, maybe) is read and parsed in a turn of its own.
+      if (!this.#recent.has(next)) await takeTurn();
       const stored: StoredResponse = await this.get(next, identity, 'previous_response_id');
-      if (!kept) await nextTurn();
       const { bytes, characters } = this.#measureOf(stored);
       measure.bytes += bytes;
       measure.characters += characters;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { takeTurn } from '../../../../shared/turns.ts';
 import { completionId, nowSeconds } from '../../chat/ids.ts';
 import {
   type ChatChunk,
@@ -91,8 +92,8 @@ async function promptTokensOf(request: ChatRequest): Promise<number> {
   let tokens = 0;
   for (const message of request.messages) {
     const text = textOf(message.content);
+    if (text.length > 64 * 1024) await takeTurn();
     tokens += countTokens(text);
-    if (text.length > 64 * 1024) await nextTurn();
   }
   return tokens;
 }
