@@ -1,8 +1,8 @@
-import { setImmediate } from 'node:timers/promises';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import { writeWithBackpressure } from '../../../shared/http/backpressure.ts';
+import { takeTurn } from '../../../shared/turns.ts';
 import { callContext } from '../call-context.ts';
 import type { AiDeps } from '../deps.ts';
 import { encodeVector } from '../embeddings/vectors.ts';
@@ -93,7 +93,7 @@ export function embeddingsAction(deps: AiDeps) {
       await writeWithBackpressure(ctx.res, '{"object":"list","data":[');
       for (const [index, vector] of result.vectors.entries()) {
         // A few vectors a turn of the event loop: a large answer never holds it long.
-        if (index > 0 && index % VECTORS_PER_TURN === 0) await setImmediate();
+        if (index > 0 && index % VECTORS_PER_TURN === 0) await takeTurn();
         const item = { object: 'embedding', index, embedding: encodeVector(vector, input.encoding_format) };
         await writeWithBackpressure(ctx.res, `${index === 0 ? '' : ','}${JSON.stringify(item)}`);
       }

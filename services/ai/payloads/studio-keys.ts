@@ -42,7 +42,7 @@ export class StudioKeys {
       this.#opened.delete(keyId);
       return undefined;
     }
-    return new SecretBox(Buffer.from(this.master.decrypt(kept), 'base64'));
+    return this.#unseal(kept);
   }
 
   /** Destroys the studio's keys of days before `beforeDay` (all of them without one); answers their ids. */
@@ -63,8 +63,13 @@ export class StudioKeys {
   }
 
   #keep(keyId: string, sealed: string): SecretBox {
-    const box = new SecretBox(Buffer.from(this.master.decrypt(sealed), 'base64'));
+    const box = this.#unseal(sealed);
     this.#opened.set(keyId, { box, until: this.now() + OPENED_FOR_MS });
     return box;
+  }
+
+  /** A key as the vault keeps it (encrypted with the master key), ready to use. */
+  #unseal(sealed: string): SecretBox {
+    return new SecretBox(Buffer.from(this.master.decrypt(sealed), 'base64'));
   }
 }
