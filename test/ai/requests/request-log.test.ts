@@ -128,9 +128,16 @@ describe('the request log', () => {
     const limited = await requests(acme.token, query);
     expect(limited.items[0]).toMatchObject({ status: 429, outcome: 'refused', model: 'dev/echo' });
 
-    const usage = await gw.api('GET', '/v1/ai/usage?studio_id=acme', { token: gw.adminKey });
+    // Usage and the request log are two read models that catch up on their own: read the log, then
+    // wait for usage to count at least as many failures (the refusals and the earlier upstream failure).
     const refusedSoFar = (await requests(acme.token, '?status=refused&limit=500')).items.length;
-    expect(usage.json.totals.failures).toBeGreaterThanOrEqual(refusedSoFar + 1);
+    const failures = async () =>
+      (await gw.api('GET', '/v1/ai/usage?studio_id=acme', { token: gw.adminKey })).json.totals.failures;
+    await waitUntil(
+      async () => (await failures()) >= refusedSoFar + 1,
+      'usage counts every refusal as a failure',
+    );
+    expect(await failures()).toBeGreaterThanOrEqual(refusedSoFar + 1);
   });
 
   it('filters by outcome, status, model and time; pages with a cursor; answers CSV', async () => {
