@@ -17,13 +17,17 @@
  *   BENCH_GATEWAY_STORE=sqlite    Studio's event store: sqlite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
  *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,nginx,thin,studio,studio-governed,gateway-governed,
- *                                 studio-governed-memory,studio-unheld,studio-routed,portkey
+ *                                 studio-governed-memory,studio-unheld,studio-governed-unsynced,
+ *                                 studio-governed-heap-growth,studio-routed,portkey
  *                                 (studio-governed: a hard budget and rate limits set; gateway-governed: the
  *                                 same started as `studio gateway start`, every other Studio target as
  *                                 `studio start`; studio-governed-memory:
  *                                 the same on the memory store, Studio's own code without the embedded store;
  *                                 studio-unheld: Studio whose answers do not wait for their usage event, the
  *                                 cost of holding them;
+ *                                 studio-governed-unsynced: studio-governed with STUDIO_SQLITE_SYNCHRONOUS=normal;
+ *                                 studio-governed-heap-growth: studio-governed with V8's old generation grown
+ *                                 by 1.5× its live size after each full collection, not V8's own factor (up to 4×);
  *                                 studio-routed: the model asked through a fallback route whose first target answers)
  *
  * autocannon and @portkey-ai/gateway are installed into a temp directory at run time (see tools.ts).
@@ -53,6 +57,7 @@ import {
   EVEN_RATE,
   emptySamples,
   evenRateFor,
+  HEAP_GROWTH_FLAGS,
   LABELS,
   type Mode,
   type Samples,
@@ -239,6 +244,20 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
         start: 'studio',
         env: { BENCH_ANSWER_BEFORE_USAGE_DURABLE: '1' },
         governed: false,
+        routed: false,
+      },
+      {
+        key: 'studio-governed-unsynced',
+        start: 'studio',
+        env: { STUDIO_SQLITE_SYNCHRONOUS: 'normal' },
+        governed: true,
+        routed: false,
+      },
+      {
+        key: 'studio-governed-heap-growth',
+        start: 'studio',
+        env: { BENCH_V8_FLAGS: HEAP_GROWTH_FLAGS },
+        governed: true,
         routed: false,
       },
       {

@@ -2,7 +2,7 @@
 import { cpus, totalmem } from 'node:os';
 import { round3, type Summary, summarize } from '../lib/stats.ts';
 import type { Samples, Target, TargetKey } from './settings.ts';
-import { CONNECTIONS, EVEN_RATE, LABELS, TITLE, UNLOADED_RATE } from './settings.ts';
+import { CONNECTIONS, EVEN_RATE, HEAP_GROWTH_FLAGS, LABELS, TITLE, UNLOADED_RATE } from './settings.ts';
 
 /**
  * The aims for Studio in this run (docs/benchmarks.md, "How we measure, and the aims"), measured on
@@ -20,6 +20,41 @@ const AIM = {
   rssMb: 150,
   chunkTransitAddedMs: 0.5,
 };
+
+/**
+ * Studio against Studio one change apart, each a line of the report when both ran: `opening` says
+ * what differs, up to its parenthesis.
+ */
+const COMPARISONS: readonly { key: TargetKey; base: TargetKey; opening: string }[] = [
+  {
+    key: 'studio-governed',
+    base: 'studio',
+    opening: 'A hard budget and rate limits set (Studio with both against Studio with none',
+  },
+  {
+    key: 'studio-governed',
+    base: 'gateway-governed',
+    opening:
+      'The agent runtime in the same process (`studio start` against `studio gateway start`, both governed',
+  },
+  {
+    key: 'studio-routed',
+    base: 'studio',
+    opening:
+      'A fallback route whose first target answers (Studio called with the route against Studio called with the model',
+  },
+  {
+    key: 'studio-governed-unsynced',
+    base: 'studio-governed',
+    opening:
+      'SQLite commits not synced (`STUDIO_SQLITE_SYNCHRONOUS=normal` against the default `full`, both governed',
+  },
+  {
+    key: 'studio-governed-heap-growth',
+    base: 'studio-governed',
+    opening: `The old generation grown by 1.5× (\`${HEAP_GROWTH_FLAGS}\` against V8's default, both governed`,
+  },
+];
 
 /** The aims table's column for each Studio target it may show. */
 const COLUMN: Partial<Record<TargetKey, string>> = {
@@ -172,7 +207,11 @@ export function report(input: ReportInput): string {
     );
   }
 
-  out.push(...chunkTransit(), ...holdingCost(), ...governanceCost(), ...runtimeCost(), ...routingCost());
+  out.push(
+    ...chunkTransit(),
+    ...holdingCost(),
+    ...COMPARISONS.flatMap(({ key, base, opening }) => against(key, base, opening)),
+  );
 
   const errors = targets.flatMap((t) => (s(t.key)?.errors ?? []).map((e) => `${t.label}: ${e}`));
   if (errors.length > 0) out.push('', 'Errors during the run:', ...errors.map((e) => `- ${e}`));
@@ -234,33 +273,6 @@ export function report(input: ReportInput): string {
     ];
   }
 
-  /** Studio with a hard budget and rate limits set against Studio with none: what governance costs. */
-  function governanceCost(): string[] {
-    return against(
-      'studio-governed',
-      'studio',
-      'A hard budget and rate limits set (Studio with both against Studio with none',
-    );
-  }
-
-  /** `studio start` against `studio gateway start`, both governed: what the agent runtime in the same process costs. */
-  function runtimeCost(): string[] {
-    return against(
-      'studio-governed',
-      'gateway-governed',
-      'The agent runtime in the same process (`studio start` against `studio gateway start`, both governed',
-    );
-  }
-
-  /** Studio called through a fallback route whose first target answers against Studio called with the model. */
-  function routingCost(): string[] {
-    return against(
-      'studio-routed',
-      'studio',
-      'A fallback route whose first target answers (Studio called with the route against Studio called with the model',
-    );
-  }
-
   /** `key` against `base`, same run, per repetition; `opening` says what differs, up to its parenthesis. */
   function against(key: TargetKey, base: TargetKey, opening: string): string[] {
     if (!ran(base) || !ran(key)) return [];
@@ -275,7 +287,8 @@ export function report(input: ReportInput): string {
         `${plus(other.json.p50, none.json.p50)} / ${plus(other.json.p99, none.json.p99)} (JSON), first chunk ` +
         `${plus(other.first.p50, none.first.p50)} / ${plus(other.first.p99, none.first.p99)} (stream); ` +
         `at ${even}/s p50 / p99 ${plus(other.even.p50, none.even.p50)} / ` +
-        `${plus(other.even.p99, none.even.p99)} (JSON).`,
+        `${plus(other.even.p99, none.even.p99)} (JSON); CPU per request ${times(other.cpu.json, none.cpu.json)} ` +
+        `(JSON), ${times(other.cpu.stream, none.cpu.stream)} (stream); peak RSS ${times(other.rss, none.rss)}.`,
     ];
   }
 

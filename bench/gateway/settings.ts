@@ -7,6 +7,12 @@ export const CONNECTIONS = 50;
 export const UNLOADED_RATE = 100;
 /** The even rate of the p99 aim, where the thin proxy serves at least twice as much (see `evenRateFor`). */
 export const EVEN_RATE = 1_000;
+/**
+ * The V8 flags of the target studio-governed-heap-growth: after each full collection the old
+ * generation may grow to 1.5× what survived it, where V8's own factor goes up to 4× on a fast
+ * machine (garbage then piles up further before the next collection).
+ */
+export const HEAP_GROWTH_FLAGS = '--heap-growing-percent=50';
 
 /**
  * The even rate of the p99 aim: EVEN_RATE, or half of what the thin proxy served in the closed loop
@@ -28,6 +34,8 @@ export type TargetKey =
   | 'gateway-governed'
   | 'studio-governed-memory'
   | 'studio-unheld'
+  | 'studio-governed-unsynced'
+  | 'studio-governed-heap-growth'
   | 'studio-routed'
   | 'portkey';
 export type Mode = 'json' | 'stream';
@@ -40,6 +48,8 @@ export const ALL_TARGETS: readonly TargetKey[] = [
   'gateway-governed',
   'studio-governed-memory',
   'studio-unheld',
+  'studio-governed-unsynced',
+  'studio-governed-heap-growth',
   'studio-routed',
   'portkey',
 ];
@@ -59,6 +69,12 @@ export const LABELS: Record<TargetKey, string> = {
   'studio-governed-memory': "Studio's own code (`studio start`, budget and limits set, memory event store)",
   // Studio started with the bench-only `answerBeforeDurable`: what holding answers costs is measured against it.
   'studio-unheld': 'Studio (`studio start`), answers not held for the usage append',
+  // The same as studio-governed with `STUDIO_SQLITE_SYNCHRONOUS=normal`: commits not synced (a power loss may lose them).
+  'studio-governed-unsynced':
+    'Studio (`studio start`), hard budget and rate limits set, SQLite commits not synced',
+  // The same as studio-governed with V8's old generation grown by a smaller factor (`BENCH_V8_FLAGS`).
+  'studio-governed-heap-growth':
+    'Studio (`studio start`), hard budget and rate limits set, heap grown by 1.5×',
   // The model asked through a fallback route (`bench/fallback`) whose first target is compat/bench.
   'studio-routed': 'Studio (`studio start`) via a fallback route',
   portkey: 'Portkey',

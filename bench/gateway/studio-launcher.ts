@@ -13,6 +13,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
+import { setFlagsFromString } from 'node:v8';
 import { startGateway } from '../../services/gateway/gateway.ts';
 import { provisionLocalToken } from '../../services/runtime/provision.ts';
 import { type RunningRuntime, startRuntime } from '../../services/runtime/runtime.ts';
@@ -20,6 +21,8 @@ import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { studioStartFromEnv } from './studio-start.ts';
 
+// BENCH_V8_FLAGS: V8 flags set before Studio starts (the heap's growth, which V8 reads at each collection).
+if (process.env.BENCH_V8_FLAGS) setFlagsFromString(process.env.BENCH_V8_FLAGS);
 const config = loadConfig(process.env);
 const logger = createLogger(config.logLevel);
 const start = studioStartFromEnv();
