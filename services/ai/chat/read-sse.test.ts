@@ -53,6 +53,31 @@ describe('readSse', () => {
   });
 });
 
+describe('readSse decoding', () => {
+  const read = async (chunks: Buffer[]) => {
+    const events: string[] = [];
+    for await (const event of readSse(
+      (async function* () {
+        yield* chunks;
+      })(),
+    ))
+      events.push(event.data);
+    return events;
+  };
+
+  it('a character split between two reads of the body arrives whole', async () => {
+    const bytes = Buffer.from('data: {"content":"héllo 👋"}\n\n');
+    const cut = bytes.indexOf(Buffer.from('👋')) + 2;
+    expect(await read([bytes.subarray(0, cut), bytes.subarray(cut)])).toEqual(['{"content":"héllo 👋"}']);
+  });
+
+  it('a byte order mark opening the body is dropped, even split over reads; one later is text', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const body = Buffer.concat([bom, Buffer.from('data: a\n\ndata: \ufeffb\n\n')]);
+    expect(await read([body.subarray(0, 2), body.subarray(2)])).toEqual(['a', '\ufeffb']);
+  });
+});
+
 describe('readSse over an upstream connection', () => {
   let server: Server | undefined;
   let upstream: UpstreamClient | undefined;
