@@ -12,6 +12,8 @@ interface Slot {
   projection: AnyProjection;
   state: unknown;
   position: number;
+  /** When its snapshot was last saved by this runner (ms since the epoch; 0: not yet). */
+  savedAt: number;
   /** Events it was given since its snapshot was last saved (or loaded). */
   sinceSaved: number;
 }
@@ -49,8 +51,6 @@ export class ProjectionRunner {
   #sinceSnapshot = 0;
   #live = false;
   #snapshotTimer: NodeJS.Timeout | undefined;
-  /** When each read model's snapshot was last saved (ms since the epoch). */
-  readonly #savedAt = new Map<string, number>();
   #loop: Promise<void> | undefined;
   readonly #retry: BackoffOptions | undefined;
   /** The stream categories to read, when every read model here names its own. */
@@ -71,6 +71,7 @@ export class ProjectionRunner {
       projection,
       state: projection.initialState(),
       position: 0,
+      savedAt: 0,
       sinceSaved: 0,
     }));
     const categories = projections.map((p) => p.categories);
@@ -257,12 +258,9 @@ export class ProjectionRunner {
     const due = this.#slots.filter((s) => {
       const every = s.projection.snapshotEveryMs;
       const isDue =
-        all ||
-        every === undefined ||
-        now - (this.#savedAt.get(s.projection.name) ?? 0) >= every ||
-        s.sinceSaved >= MOST_EVENTS_UNSAVED;
+        all || every === undefined || now - s.savedAt >= every || s.sinceSaved >= MOST_EVENTS_UNSAVED;
       if (isDue) {
-        this.#savedAt.set(s.projection.name, now);
+        s.savedAt = now;
         s.sinceSaved = 0;
         return true;
       }
