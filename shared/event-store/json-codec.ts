@@ -22,8 +22,8 @@ export function toJsonbText(value: unknown): string {
   return JSON.stringify({ [WRAPPER_KEY]: text });
 }
 
-/** The value `toJsonbText` was given, from the `jsonb` the driver returned (already parsed). */
-export function fromJsonb(stored: unknown): unknown {
+/** The value `toJsonbText` was given, from the `jsonb` value parsed. */
+function fromJsonb(stored: unknown): unknown {
   if (!isWrapper(stored)) return stored;
   return JSON.parse(stored[WRAPPER_KEY]);
 }

@@ -1,4 +1,3 @@
-import { fromJsonb, toJsonbText } from '../event-store/json-codec.ts';
 import type { SqlDriver } from '../event-store/sql-driver.ts';
 import { GroupCommit } from '../group-commit.ts';
 
@@ -40,7 +39,7 @@ interface CheckpointRow {
   name: string;
   version: number;
   position: number;
-  /** JSON text (`toJsonbText`), or null when the projection keeps no snapshot. */
+  /** JSON text, or null when the projection keeps no snapshot. */
   state: string | null;
 }
 
@@ -51,11 +50,24 @@ interface CheckpointRow {
  * `reset` of the same name (every caller does), and a batch whose statement fails fails every save
  * in it.
  */
-const SAVE_ROWS = `INSERT INTO projection_checkpoints (name, version, position, state, updated_at)
-  SELECT name, version, position, state::jsonb, now()
-  FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::text[]) AS r(name, version, position, state)
-  ON CONFLICT (name) DO UPDATE
+const UPSERT = `ON CONFLICT (name) DO UPDATE
   SET version = excluded.version, position = excluded.position, state = excluded.state, updated_at = now()`;
+
+/**
+ * One row's values a parameter each, not arrays through `unnest`: an array parameter is sent as one
+ * array literal, every quote and backslash of each snapshot escaped by the driver and unescaped by
+ * the server (a second of a rebuild's save per 200 MB snapshot, measured).
+ */
+function saveRowsStatement(rows: readonly CheckpointRow[]): { sql: string; params: unknown[] } {
+  const params = rows.flatMap((row) => [row.name, row.version, row.position, row.state]);
+  const values = rows.map(
+    (_, i) => `($${4 * i + 1}, $${4 * i + 2}::integer, $${4 * i + 3}::bigint, $${4 * i + 4}, now())`,
+  );
+  return {
+    sql: `INSERT INTO projection_checkpoints (name, version, position, state, updated_at) VALUES ${values.join(', ')} ${UPSERT}`,
+    params,
+  };
+}
 
 export class SqlCheckpointStore implements CheckpointStore {
   readonly #saves = new GroupCommit<CheckpointRow, undefined>((_key, rows) => this.#saveRows(rows));
@@ -63,7 +75,7 @@ export class SqlCheckpointStore implements CheckpointStore {
   constructor(private readonly db: SqlDriver) {}
 
   async load<State>(name: string): Promise<Checkpoint<State> | undefined> {
-    const { rows } = await this.db.query<{ version: number; position: string; state: unknown }>(
+    const { rows } = await this.db.query<{ version: number; position: string; state: string | null }>(
       'SELECT version, position, state FROM projection_checkpoints WHERE name = $1',
       [name],
     );
@@ -72,7 +84,7 @@ export class SqlCheckpointStore implements CheckpointStore {
     return {
       schemaVersion: row.version,
       position: Number(row.position),
-      ...(row.state === null ? {} : { state: fromJsonb(row.state) as State }),
+      ...(row.state === null ? {} : { state: JSON.parse(row.state) as State }),
     };
   }
 
@@ -81,7 +93,7 @@ export class SqlCheckpointStore implements CheckpointStore {
       name,
       version: checkpoint.schemaVersion,
       position: checkpoint.position,
-      state: checkpoint.state === undefined ? null : toJsonbText(checkpoint.state),
+      state: checkpoint.state === undefined ? null : JSON.stringify(checkpoint.state),
     });
   }
 
@@ -89,12 +101,8 @@ export class SqlCheckpointStore implements CheckpointStore {
     // A name saved twice in one batch: the later save wins, as it would one after the other (and one
     // statement may not update a row twice).
     const last = [...new Map(rows.map((row) => [row.name, row])).values()];
-    await this.db.query(SAVE_ROWS, [
-      last.map((row) => row.name),
-      last.map((row) => row.version),
-      last.map((row) => row.position),
-      last.map((row) => row.state),
-    ]);
+    const { sql, params } = saveRowsStatement(last);
+    await this.db.query(sql, params);
     return rows.map(() => undefined);
   }
 

@@ -1,5 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toJsonbText } from '../../shared/event-store/json-codec.ts';
+import { migrate } from '../../shared/event-store/migrations.ts';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';
 import {
   type CheckpointStore,
@@ -99,6 +101,42 @@ describe.skipIf(database === undefined)(
     snapshotCases(async () => {
       const { store, driver } = await openPostgresStore({ connectionString: database!.url });
       return { checkpoints: new SqlCheckpointStore(driver), close: () => store.close() };
+    });
+
+    it('a snapshot an earlier version saved as jsonb comes back identical after the upgrade', async () => {
+      const earlier = (await freshPostgresDatabase())!;
+      const { store, driver } = await openPostgresStore({ connectionString: earlier.url });
+      try {
+        // The table as earlier versions left it: snapshots in `jsonb`, wrapped where `jsonb`
+        // refuses their JSON text, as the event store still writes events.
+        await driver.exec(`
+          ALTER TABLE projection_checkpoints ALTER COLUMN state TYPE jsonb USING state::jsonb;
+          DELETE FROM schema_migrations WHERE name = '008_checkpoint_snapshots_as_text.sql'`);
+        for (const [index, state] of snapshots.entries()) {
+          await driver.query(
+            'INSERT INTO projection_checkpoints (name, version, position, state) VALUES ($1, 1, $2, $3::jsonb)',
+            [`earlier-${index}`, index, toJsonbText(state)],
+          );
+        }
+        await driver.query('INSERT INTO projection_checkpoints (name, version, position) VALUES ($1, 1, 0)', [
+          'no-snapshot',
+        ]);
+
+        expect((await migrate(driver)).applied).toEqual(['008_checkpoint_snapshots_as_text.sql']);
+
+        const checkpoints = new SqlCheckpointStore(driver);
+        for (const [index, state] of snapshots.entries()) {
+          expect(await checkpoints.load(`earlier-${index}`)).toEqual({
+            schemaVersion: 1,
+            position: index,
+            state,
+          });
+        }
+        expect(await checkpoints.load('no-snapshot')).toEqual({ schemaVersion: 1, position: 0 });
+      } finally {
+        await store.close();
+        await earlier.drop();
+      }
     });
   },
 );
