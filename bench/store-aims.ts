@@ -3,7 +3,8 @@
  * startup aims in one table, each with the way it was done before measured beside it in the same
  * run where that way still exists:
  *   - PostgreSQL appends, 16 writers on a stream each, one event per append with expected revision;
- *   - replay from PostgreSQL: a cold ProjectionRunner over the gateway read models;
+ *   - replay from PostgreSQL: a cold ProjectionRunner over the gateway read models, in a process of
+ *     its own (bench/lib/cold-replay.ts), as a restarted gateway replays;
  *   - `studio projections rebuild` of every read model: one pass over the log, against one
  *     type-filtered read of the log per read model (as before);
  *   - `npm start` (`studio start`, as `npmStart` runs it) until `/health` answers 200, on a new and on
@@ -21,9 +22,10 @@ import { RUNTIME_PROJECTIONS } from '../services/runtime/projections.ts';
 import type { OpenedStore } from '../shared/event-store/open.ts';
 import type { EventStore } from '../shared/event-store/types.ts';
 import type { CheckpointStore } from '../shared/projections/checkpoints.ts';
+import { coldReplay } from './lib/cold-replay.ts';
 import { loadDataset, planDataset } from './lib/dataset.ts';
 import { positiveFromEnv } from './lib/env.ts';
-import { measureAppends, measureRebuild, measureRunnerStart } from './lib/measures.ts';
+import { measureAppends, measureRebuild } from './lib/measures.ts';
 import { npmStart } from './lib/server-build.ts';
 import { measureStartup } from './lib/startup.ts';
 import { round3, summarize } from './lib/stats.ts';
@@ -86,7 +88,7 @@ async function measureStore(target: Target & { store: OpenedStore }, samples: Sa
     // not measured against the vacuum of the rows just loaded.
     await pool.query('VACUUM (ANALYZE) events');
     for (let rep = 1; rep <= REPS; rep++) {
-      const replay = await measureRunnerStart(events, checkpoints, plan.shape, EVENTS);
+      const replay = await coldReplay(dbUrl.toString(), EVENTS);
       if (replay.mismatch) throw new Error(`replay: ${replay.mismatch}`);
       samples.replay.push(replay.perSecond);
       const rebuild = await measureRebuild(events, checkpoints, plan.shape, EVENTS);
