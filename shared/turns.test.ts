@@ -1,22 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { loopCounter } from './testing/loop-counter.ts';
 import { takeTurn } from './turns.ts';
-
-/** Counts iterations of the event loop: a check-phase callback that queues itself for the next. */
-function loopCounter() {
-  let iterations = 0;
-  let running = true;
-  const tick = () => {
-    iterations++;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  return {
-    now: () => iterations,
-    stop: () => {
-      running = false;
-    },
-  };
-}
 
 describe('takeTurn', () => {
   it('hands out one turn per iteration of the event loop, in the order asked', async () => {

@@ -17,16 +17,41 @@ export interface CheckpointStore {
   reset(name: string): Promise<void>;
 }
 
+/**
+ * A snapshot serialized ahead of `save` (over several turns of the event loop: `stringifyInTurns`),
+ * given as a checkpoint's `state`: `save` keeps its JSON text, the parts joined in order.
+ */
+export class SerializedSnapshot {
+  constructor(readonly parts: readonly string[]) {}
+}
+
+/** The JSON text a store keeps for a checkpoint's `state`, in parts to be joined in order. */
+export function snapshotParts(state: unknown): readonly string[] {
+  return state instanceof SerializedSnapshot ? state.parts : [JSON.stringify(state)];
+}
+
+/** The JSON text a store keeps for a checkpoint's `state`. */
+export function snapshotJson(state: unknown): string {
+  return snapshotParts(state).join('');
+}
+
 export class MemoryCheckpointStore implements CheckpointStore {
-  #items = new Map<string, string>();
+  #items = new Map<string, { schemaVersion: number; position: number; state?: string }>();
 
   async load<State>(name: string): Promise<Checkpoint<State> | undefined> {
-    const json = this.#items.get(name);
-    return json === undefined ? undefined : (JSON.parse(json) as Checkpoint<State>);
+    const item = this.#items.get(name);
+    if (item === undefined) return undefined;
+    const { state, ...checkpoint } = item;
+    return state === undefined ? checkpoint : { ...checkpoint, state: JSON.parse(state) as State };
   }
 
   async save<State>(name: string, checkpoint: Checkpoint<State>): Promise<void> {
-    this.#items.set(name, JSON.stringify(checkpoint));
+    const { schemaVersion, position, state } = checkpoint;
+    this.#items.set(name, {
+      schemaVersion,
+      position,
+      ...(state === undefined ? {} : { state: snapshotJson(state) }),
+    });
   }
 
   async reset(name: string): Promise<void> {
@@ -93,7 +118,7 @@ export class SqlCheckpointStore implements CheckpointStore {
       name,
       version: checkpoint.schemaVersion,
       position: checkpoint.position,
-      state: checkpoint.state === undefined ? null : JSON.stringify(checkpoint.state),
+      state: checkpoint.state === undefined ? null : snapshotJson(checkpoint.state),
     });
   }
 

@@ -30,6 +30,12 @@ export interface Projection<State, E extends DomainEvent = DomainEvent> {
    * snapshot is large: a restart replays what came after its last one.
    */
   snapshotEveryMs?: number;
+  /**
+   * What `toSnapshot` returns holds only values later events never change (copied arrays of records
+   * never changed once made), so the runner may serialize it over several turns of the event loop
+   * and let requests in between: for a read model of thousands of records.
+   */
+  serializeInTurns?: boolean;
   /** The state as plain JSON, for a snapshot. */
   toSnapshot(state: State): unknown;
   /** The state again from what `toSnapshot` gave (after a JSON round trip). */

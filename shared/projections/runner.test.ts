@@ -122,6 +122,44 @@ describe('ProjectionRunner', () => {
     );
   });
 
+  it('a read model serialized over several turns is saved as it was when its snapshot was taken', async () => {
+    const store = new MemoryEventStore();
+    const checkpoints = new MemoryCheckpointStore();
+    const names = defineProjection<string[], StudioEvent>({
+      name: 'studio-names',
+      schemaVersion: 1,
+      handles: ['StudioCreated'],
+      serializeInTurns: true,
+      initialState: () => [],
+      apply: (state, event) => {
+        if (event.type === 'StudioCreated') state.push(event.data.studioId);
+      },
+      toSnapshot: (state) => [...state],
+      fromSnapshot: (snapshot) => snapshot as string[],
+    });
+    const r = new ProjectionRunner(store, checkpoints, [names]);
+    runners.push(r);
+    await r.start();
+    for (let i = 0; i < 5_000; i++)
+      await store.append(`studio-s${i}`, [created(`s${i}`)], { metadata: meta });
+    const taken = await store.headPosition();
+    await r.waitFor(taken);
+
+    let saved = false;
+    const saving = r.snapshot().then(() => {
+      saved = true;
+    });
+    const late = await store.append('studio-late', [created('late')], { metadata: meta });
+    expect(await r.waitFor(late.position)).toBe(true);
+    // Folded while the snapshot was still being written, and not in it.
+    expect(saved).toBe(false);
+    await saving;
+    const checkpoint = await checkpoints.load<string[]>('studio-names');
+    expect(checkpoint?.position).toBe(taken);
+    expect(checkpoint?.state).toHaveLength(5_000);
+    expect(checkpoint?.state?.at(-1)).toBe('s4999');
+  });
+
   it('saves a read model on its own schedule sooner once 50,000 events came after its snapshot', async () => {
     const store = new MemoryEventStore();
     const checkpoints = new MemoryCheckpointStore();

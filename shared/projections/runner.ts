@@ -4,7 +4,8 @@ import type { EventStore, StoredEvent } from '../event-store/types.ts';
 import { isCaughtUp } from '../event-store/types.ts';
 import type { Logger } from '../logger.ts';
 import type { BackoffOptions } from '../retry.ts';
-import type { CheckpointStore } from './checkpoints.ts';
+import { stringifyInTurns } from '../stringify-in-turns.ts';
+import { type CheckpointStore, SerializedSnapshot } from './checkpoints.ts';
 import { ReadModelLiveness } from './liveness.ts';
 import type { AnyProjection, Projection } from './projection.ts';
 
@@ -266,14 +267,17 @@ export class ProjectionRunner {
       }
       return false;
     });
-    // `save` serializes before its first await, so each snapshot matches the position beside it.
-    const saves = due.map((s) =>
-      this.checkpoints.save(s.projection.name, {
-        schemaVersion: s.projection.schemaVersion,
-        position: s.position,
-        state: s.projection.toSnapshot(s.state),
-      }),
-    );
+    // Each snapshot is taken now, so it matches the position beside it: `save` serializes before
+    // its first await, and a snapshot serialized over several turns holds nothing events change.
+    const saves = due.map((s) => {
+      const { name, schemaVersion, serializeInTurns } = s.projection;
+      const checkpoint = { schemaVersion, position: s.position };
+      const state: unknown = s.projection.toSnapshot(s.state);
+      if (!serializeInTurns) return this.checkpoints.save(name, { ...checkpoint, state });
+      return stringifyInTurns(state).then((parts) =>
+        this.checkpoints.save(name, { ...checkpoint, state: new SerializedSnapshot(parts) }),
+      );
+    });
     try {
       await Promise.all(saves);
     } catch (error) {

@@ -1,11 +1,16 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toJsonbText } from '../../shared/event-store/json-codec.ts';
 import { migrate } from '../../shared/event-store/migrations.ts';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';
+import { openSqliteLog } from '../../shared/event-store/sqlite/open.ts';
 import {
   type CheckpointStore,
   MemoryCheckpointStore,
+  SerializedSnapshot,
   SqlCheckpointStore,
 } from '../../shared/projections/checkpoints.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
@@ -48,6 +53,17 @@ function snapshotCases(open: () => Promise<{ checkpoints: CheckpointStore; close
         position: 20 + index,
         state: { again: state },
       });
+      // Serialized ahead of `save` (over several turns, as the runner does for a large read model).
+      await checkpoints.save(name, {
+        schemaVersion: 3,
+        position: 30 + index,
+        state: new SerializedSnapshot(['[', JSON.stringify(state), ']']),
+      });
+      expect(await checkpoints.load(name)).toEqual({
+        schemaVersion: 3,
+        position: 30 + index,
+        state: [state],
+      });
     }
   });
 }
@@ -81,6 +97,89 @@ describe('checkpoints saved in one turn', () => {
     } finally {
       observer.close();
       await log.close();
+    }
+  });
+});
+
+describe('large snapshots on SQLite', () => {
+  const large = {
+    rows: Array.from({ length: 3_000 }, (_, i) => ({ id: `request-${i}`, note: 'é \u0000 \ud800' })),
+  };
+
+  it('are stored deflated and come back identical', async () => {
+    const log = await tempSqliteLog();
+    const observer = new Database(log.file, { readonly: true });
+    try {
+      await log.checkpoints.save('requests', { schemaVersion: 1, position: 7, state: large });
+      await log.checkpoints.save('small', { schemaVersion: 1, position: 7, state: { a: 1 } });
+      const stored = (name: string) =>
+        observer
+          .prepare(
+            'SELECT typeof(state) AS text, length(state_deflated) AS deflated FROM projection_checkpoints WHERE name = ?',
+          )
+          .get(name);
+      expect(stored('requests')).toMatchObject({ text: 'null' });
+      expect((stored('requests') as { deflated: number }).deflated).toBeLessThan(
+        JSON.stringify(large).length / 4,
+      );
+      expect(stored('small')).toEqual({ text: 'text', deflated: null });
+      expect(await log.checkpoints.load('requests')).toEqual({ schemaVersion: 1, position: 7, state: large });
+    } finally {
+      observer.close();
+      await log.close();
+    }
+  });
+
+  it('a later save of the same name wins over a large one still being deflated', async () => {
+    const log = await tempSqliteLog();
+    try {
+      await Promise.all([
+        log.checkpoints.save('requests', { schemaVersion: 1, position: 7, state: large }),
+        log.checkpoints.save('requests', { schemaVersion: 1, position: 8, state: { rows: [] } }),
+      ]);
+      expect(await log.checkpoints.load('requests')).toEqual({
+        schemaVersion: 1,
+        position: 8,
+        state: { rows: [] },
+      });
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('a log from before deflated snapshots opens, its snapshots as they were', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'studio-sqlite-earlier-'));
+    try {
+      // The first schema, as an earlier version left it.
+      const earlier = new Database(join(dir, 'log.sqlite'));
+      earlier.exec(`CREATE TABLE events (position INTEGER PRIMARY KEY, stream_id TEXT NOT NULL, revision INTEGER NOT NULL,
+          event_id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL,
+          created_at TEXT NOT NULL) STRICT;
+        CREATE UNIQUE INDEX events_stream_revision ON events (stream_id, revision);
+        CREATE INDEX events_type_position ON events (type, position);
+        CREATE TABLE projection_checkpoints (name TEXT PRIMARY KEY, version INTEGER NOT NULL,
+          position INTEGER NOT NULL, state TEXT, updated_at TEXT NOT NULL) STRICT;
+        INSERT INTO projection_checkpoints VALUES ('studios', 1, 3, '{"a":"b"}', '2026-11-01T00:00:00.000Z');`);
+      earlier.pragma('user_version = 1');
+      earlier.close();
+      const reopened = openSqliteLog(join(dir, 'log.sqlite'));
+      try {
+        expect(await reopened.checkpoints.load('studios')).toEqual({
+          schemaVersion: 1,
+          position: 3,
+          state: { a: 'b' },
+        });
+        await reopened.checkpoints.save('requests', { schemaVersion: 1, position: 4, state: large });
+        expect(await reopened.checkpoints.load('requests')).toEqual({
+          schemaVersion: 1,
+          position: 4,
+          state: large,
+        });
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -120,6 +120,8 @@ export const requestsProjection = defineProjection<RequestsState, Handled>({
   schemaVersion: 1,
   // Thousands of rows: saved once a minute (or after 50,000 events), not with every other snapshot.
   snapshotEveryMs: 60_000,
+  // Rows are never changed once made, and the snapshot copies the lists that hold them.
+  serializeInTurns: true,
   handles: [...USAGE_EVENT_TYPES, ...REFUSAL_EVENT_TYPES, 'PayloadCaptured'],
   initialState: () => ({
     byStudio: new Map(),

@@ -24,6 +24,8 @@ const MIGRATIONS: readonly string[] = [
      state      TEXT,
      updated_at TEXT NOT NULL
    ) STRICT;`,
+  // A large snapshot is kept deflated instead of as text (sqlite/checkpoints.ts).
+  'ALTER TABLE projection_checkpoints ADD COLUMN state_deflated BLOB;',
 ];
 
 /** Applies the migrations this file has not recorded yet; refuses a log written by a newer Studio. */
