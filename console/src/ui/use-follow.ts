@@ -20,6 +20,10 @@ export function useFollow(
   const handler = useRef(onEvent);
   handler.current = onEvent;
   const key = query === undefined ? undefined : JSON.stringify(query);
+  // The query rendered last: a follow of an earlier one is closed only after the render, and an
+  // event it delivers in between must not reach a page that already shows the new query's.
+  const current = useRef(key);
+  current.current = key;
   useEffect(() => {
     if (query === undefined) {
       setFollow({ state: 'off', error: undefined });
@@ -29,7 +33,9 @@ export function useFollow(
     void followLog(
       query,
       {
-        onEvent: (event) => handler.current(event),
+        onEvent: (event) => {
+          if (current.current === key && !controller.signal.aborted) handler.current(event);
+        },
         onState: (state, error) => setFollow({ state, error }),
       },
       controller.signal,
