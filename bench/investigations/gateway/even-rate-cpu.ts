@@ -15,7 +15,14 @@ import { studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
 import { percentile, round3 } from '../../lib/stats.ts';
 
-const RATES = (process.env.BENCH_RATES ?? '100,300,1000').split(',').map(Number);
+const RATES = (process.env.BENCH_RATES || '100,300,1000').split(',').map((raw) => {
+  const rate = Number(raw);
+  if (!Number.isInteger(rate) || rate <= 0)
+    throw new Error(
+      `BENCH_RATES must be whole numbers above 0, comma-separated, not "${process.env.BENCH_RATES}"`,
+    );
+  return rate;
+});
 const SECONDS = positiveFromEnv('BENCH_SECONDS') ?? 5;
 const store = studioStoreFromEnv();
 const log = (message: string) => process.stderr.write(`[bench:even-rate-cpu] ${message}\n`);

@@ -1,4 +1,5 @@
-import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { constants, createDeflate, inflateSync } from 'node:zlib';
 import type { Database } from 'better-sqlite3';
 import { GroupCommit } from '../../group-commit.ts';
@@ -22,17 +23,10 @@ interface CheckpointRow {
 const DEFLATE_FROM = 64 * 1024;
 
 async function deflated(parts: readonly string[]): Promise<Buffer> {
-  const deflate = createDeflate({ level: constants.Z_BEST_SPEED });
   const chunks: Buffer[] = [];
-  deflate.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const ended = once(deflate, 'end');
-  for (const part of parts) {
-    await new Promise<void>((resolve, reject) =>
-      deflate.write(part, (error) => (error ? reject(error) : resolve())),
-    );
-  }
-  deflate.end();
-  await ended;
+  await pipeline(Readable.from(parts), createDeflate({ level: constants.Z_BEST_SPEED }), async (deflate) => {
+    for await (const chunk of deflate) chunks.push(chunk as Buffer);
+  });
   return Buffer.concat(chunks);
 }
 
