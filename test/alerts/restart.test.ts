@@ -62,6 +62,8 @@ it('delivers after a restart what was pending, and nothing twice once delivered'
 
   await gw.restart();
   await waitUntil(() => answeredOk(fifty!.id) === 1 && answeredOk(eighty!.id) === 1, 'both are delivered');
+  // The receiver counts an answer before the dispatcher records it and the read model shows it.
+  await waitUntil(async () => (await deliveries()).length === 3, 'both attempts are recorded');
   const attempts = (await deliveries()).reverse().map((a) => [a.event_id, a.attempt, a.status]);
   expect(attempts).toEqual([
     [fifty!.id, 1, 500],
@@ -76,6 +78,7 @@ it('delivers after a restart what was pending, and nothing twice once delivered'
   const hundred = (await alerts())[2]!;
   expect(hundred.data.threshold).toBe(100);
   await waitUntil(() => answeredOk(hundred.id) === 1, 'it is delivered');
+  await waitUntil(async () => (await deliveries()).length === 4, 'its attempt is recorded');
   await waitUntil(await detectorCaughtUp(gw), 'the detector has read the log');
   expect(receiver.received.map((r) => [r.headers['x-studio-event-id'], r.status])).toEqual([
     [fifty!.id, 500],
