@@ -11,14 +11,13 @@
  * profiler; BENCH_HEAP_COUNT says which objects count), SIGUSR2 starts the profiler and the next
  * SIGUSR2 writes its profile to <file>.
  */
-import { writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector/promises';
 import { setFlagsFromString } from 'node:v8';
 import { startGateway } from '../../services/gateway/gateway.ts';
 import { provisionLocalToken } from '../../services/runtime/provision.ts';
 import { type RunningRuntime, startRuntime } from '../../services/runtime/runtime.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { cpuProfileOnSignal, profileOnSignal } from '../lib/profile-on-signal.mjs';
 import { studioStartFromEnv } from './studio-start.ts';
 
 // BENCH_V8_FLAGS: V8 flags set before Studio starts (the heap's growth, which V8 reads at each collection).
@@ -47,40 +46,9 @@ if (start === 'studio') {
 // On stderr: stdout is the request log, which the benchmark sends to a file.
 process.stderr.write(`READY ${JSON.stringify({ url: gateway.url, runtime: runtime?.url ?? null })}\n`);
 
-/**
- * SIGUSR2 starts a profiler of `session` and the next SIGUSR2 stops it and writes what it gives to
- * `file`, so a profile covers only the load window, not start-up.
- */
-function profileOnSignal(
-  file: string,
-  start: (session: Session) => Promise<unknown>,
-  stop: (session: Session) => Promise<unknown>,
-): void {
-  const session = new Session();
-  session.connect();
-  let profiling = false;
-  process.on('SIGUSR2', () => {
-    const toggle = async () => {
-      profiling = !profiling;
-      if (profiling) await start(session);
-      else await writeFile(file, JSON.stringify(await stop(session)));
-    };
-    toggle().catch((error: unknown) => logger.error({ err: error }, 'profiler failed'));
-  });
-}
-
+const profilerFailed = (error: unknown) => logger.error({ err: error }, 'profiler failed');
 const cpuProfileFile = process.env.BENCH_CPU_PROFILE;
-if (cpuProfileFile) {
-  profileOnSignal(
-    cpuProfileFile,
-    async (session) => {
-      await session.post('Profiler.enable');
-      await session.post('Profiler.setSamplingInterval', { interval: 250 });
-      await session.post('Profiler.start');
-    },
-    async (session) => (await session.post('Profiler.stop')).profile,
-  );
-}
+if (cpuProfileFile) cpuProfileOnSignal(cpuProfileFile, profilerFailed);
 const heapProfileFile = process.env.BENCH_HEAP_PROFILE;
 if (heapProfileFile) {
   profileOnSignal(
@@ -100,6 +68,7 @@ if (heapProfileFile) {
       await session.post('HeapProfiler.startSampling', sampling);
     },
     async (session) => (await session.post('HeapProfiler.stopSampling')).profile,
+    profilerFailed,
   );
 }
 

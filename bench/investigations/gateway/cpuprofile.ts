@@ -47,28 +47,57 @@ export function placeOf(url: string): string {
 }
 
 const IDLE = new Set(['(idle)']);
+const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
 
-export async function summarizeProfile(file: string, top = 25): Promise<ProfileSummary> {
+/** A profile read: its nodes by id, each node's parent, and the time sampled in each node itself (µs). */
+async function readProfile(file: string) {
   const profile = JSON.parse(await readFile(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
-
-  const keyOf = (node: ProfileNode) => {
-    const { functionName, url, lineNumber } = node.callFrame;
-    return `${functionName || '(anonymous)'} — ${placeOf(url)}${url ? `:${lineNumber + 1}` : ''}`;
-  };
   const self = new Map<number, number>();
   for (let i = 0; i < profile.samples.length; i++) {
     const id = profile.samples[i]!;
     self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   }
+  return { byId, parent, self };
+}
+
+/** A function as the summaries name it: its name, where its code lives, and its line. */
+function keyOf(node: ProfileNode): string {
+  const { functionName, url, lineNumber } = node.callFrame;
+  return `${functionName || '(anonymous)'} — ${placeOf(url)}${url ? `:${lineNumber + 1}` : ''}`;
+}
+
+/** Busy (non-idle) self time in µs, by function and by package / source file. */
+export async function selfTimes(file: string): Promise<SelfTimes> {
+  return selfTimesOf(await readProfile(file));
+}
+
+interface SelfTimes {
+  byFunction: Map<string, number>;
+  byPlace: Map<string, number>;
+}
+
+function selfTimesOf({ byId, self }: Awaited<ReturnType<typeof readProfile>>): SelfTimes {
+  const byFunction = new Map<string, number>();
+  const byPlace = new Map<string, number>();
+  for (const [id, us] of self) {
+    const node = byId.get(id)!;
+    if (IDLE.has(node.callFrame.functionName)) continue;
+    add(byFunction, keyOf(node), us);
+    add(byPlace, placeOf(node.callFrame.url), us);
+  }
+  return { byFunction, byPlace };
+}
+
+export async function summarizeProfile(file: string, top = 25): Promise<ProfileSummary> {
+  const profile = await readProfile(file);
+  const { byId, parent, self } = profile;
+  const { byFunction, byPlace } = selfTimesOf(profile);
   let idleUs = 0;
   let busyUs = 0;
-  const selfFn = new Map<string, number>();
-  const selfPlace = new Map<string, number>();
   const totalFn = new Map<string, number>();
-  const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
   for (const [id, us] of self) {
     const node = byId.get(id)!;
     if (IDLE.has(node.callFrame.functionName)) {
@@ -76,8 +105,6 @@ export async function summarizeProfile(file: string, top = 25): Promise<ProfileS
       continue;
     }
     busyUs += us;
-    add(selfFn, keyOf(node), us);
-    add(selfPlace, placeOf(node.callFrame.url), us);
     const seen = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const key = keyOf(byId.get(at)!);
@@ -95,8 +122,8 @@ export async function summarizeProfile(file: string, top = 25): Promise<ProfileS
   return {
     busyMs: busyUs / 1000,
     idleMs: idleUs / 1000,
-    selfByPlace: list(selfPlace),
-    selfByFunction: list(selfFn),
+    selfByPlace: list(byPlace),
+    selfByFunction: list(byFunction),
     totalByFunction: list(totalFn),
   };
 }
