@@ -63,12 +63,12 @@ export async function startCommand(config: ProcessConfig, choice: StartChoice): 
       `  Try              curl -X POST ${runtime.url}/api/execute -H 'content-type: application/json' -d '{"instructions":"hello"}'`,
     );
   }
-  lines.push('');
-  process.stdout.write(`${lines.join('\n')}\n`);
-
+  // Signals are handled before the banner says Studio is up: whoever reads it may stop it at once.
   const stop = stopOnSignals(config, logger, runtime, gateway);
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  lines.push('');
+  process.stdout.write(`${lines.join('\n')}\n`);
   // An embedded log whose database stopped (a disk that would not take its WAL) comes back only
   // through a new start, which recovers it: so the process stops, as a signal would stop it, with 1.
   for (const lost of [gateway?.storeLost, runtime?.storeLost]) {

@@ -6,12 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 
-/**
- * @param {string} file
- * @param {(session: Session) => Promise<unknown>} start
- * @param {(session: Session) => Promise<unknown>} stop
- * @param {(error: unknown) => void} onError
- */
+/** Types: profile-on-signal.d.mts. */
 export function profileOnSignal(file, start, stop, onError) {
   const session = new Session();
   session.connect();

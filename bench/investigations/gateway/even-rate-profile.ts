@@ -8,7 +8,8 @@
  *   node --import tsx bench/investigations/gateway/even-rate-profile.ts
  */
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { closedLoop } from '../../gateway/closed-loop.ts';
@@ -85,7 +86,8 @@ async function warmUp(target: Target): Promise<void> {
 let thin: PerRequest;
 const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
 try {
-  const profile = join(process.cwd(), `.thin-${process.pid}.cpuprofile`);
+  const dir = await mkdtemp(join(tmpdir(), 'studio-bench-thin-profile-'));
+  const profile = join(dir, 'thin.cpuprofile');
   const proxy = await spawnReady(
     'thin proxy',
     ['--import', './bench/lib/cpu-profile-preload.mjs', 'bench/gateway/thin-proxy.mjs'],
@@ -103,7 +105,7 @@ try {
     thin = await profiled(target, true);
   } finally {
     await proxy.stop();
-    await rm(profile, { force: true });
+    await rm(dir, { recursive: true, force: true });
   }
 } finally {
   await mock.stop();
