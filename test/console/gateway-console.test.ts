@@ -1,5 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import {
   browserSkip,
@@ -52,11 +53,20 @@ describe.skipIf(browserSkip !== undefined)('gateway console: sign-in', () => {
     expect(cookie).toMatchObject({ name: 'studio_console', httpOnly: true, sameSite: 'Strict' });
     expect(cookie?.value).not.toContain(gw.adminKey);
 
-    // A reload keeps the session (the cookie), then signing out ends it.
+    // A reload keeps the session (the cookie), then signing out ends it. A request still under way
+    // (the overview's list of studios, held here) ends with the session: not refused after it.
+    let release: (() => void) | undefined;
+    await page.route('**/v1/studios/list**', async (route) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      await route.continue().catch(() => undefined); // the page may have aborted it meanwhile
+    });
     await page.reload();
     await page.getByRole('navigation', { name: 'Console' }).waitFor();
+    await waitUntil(() => release !== undefined, 'the list of studios is asked for');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Admin key or user token').waitFor();
+    release!();
+    await page.unroute('**/v1/studios/list**');
     await page.reload();
     await page.getByLabel('Admin key or user token').waitFor();
     watched.expectNoProblems();

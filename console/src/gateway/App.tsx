@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter-preact';
 import { useHashLocation } from 'wouter-preact/use-hash-location';
+import { endSessionRequests } from '../api/http.ts';
 import { type ConsoleIdentity, consoleSession } from '../api/session.ts';
 import { Busy } from '../ui/Busy.tsx';
 import { ErrorNotice } from '../ui/ErrorNotice.tsx';
@@ -11,6 +12,7 @@ import { SignIn } from './SignIn.tsx';
 
 type SessionState =
   | { state: 'loading' }
+  | { state: 'signing-out' }
   | { state: 'signed-out'; error?: unknown }
   | { state: 'in'; identity: ConsoleIdentity };
 
@@ -26,7 +28,17 @@ export function App() {
     resume().catch((error: unknown) => setSession({ state: 'signed-out', error }));
   }, []);
 
+  // The pages and their requests go first, so none is refused for the session that ends; the
+  // sign-in form comes once the gateway has ended it.
+  const signOut = async () => {
+    setSession({ state: 'signing-out' });
+    endSessionRequests();
+    await consoleSession.signOut().catch(() => undefined);
+    setSession({ state: 'signed-out' });
+  };
+
   if (session.state === 'loading') return <Busy label="Loading the console" />;
+  if (session.state === 'signing-out') return <Busy label="Signing out" />;
   if (session.state === 'signed-out')
     return (
       <>
@@ -36,18 +48,14 @@ export function App() {
     );
   return (
     <Router hook={useHashLocation}>
-      <Shell identity={session.identity} onSignedOut={() => setSession({ state: 'signed-out' })} />
+      <Shell identity={session.identity} onSignOut={signOut} />
     </Router>
   );
 }
 
-function Shell({ identity, onSignedOut }: { identity: ConsoleIdentity; onSignedOut(): void }) {
+function Shell({ identity, onSignOut }: { identity: ConsoleIdentity; onSignOut(): void }) {
   const [location] = useLocation();
   const pages = PAGES.filter((page) => page.for.includes(identity.kind));
-  const signOut = async () => {
-    await consoleSession.signOut().catch(() => undefined);
-    onSignedOut();
-  };
   return (
     <div class="shell">
       {/* The routes live after `#`, so the skip link is a button that moves focus. */}
@@ -71,7 +79,7 @@ function Shell({ identity, onSignedOut }: { identity: ConsoleIdentity; onSignedO
             : `Studio ${identity.studio_id} (token ${identity.token_id})`}
         </div>
         <div class="row">
-          <button type="button" onClick={signOut}>
+          <button type="button" onClick={onSignOut}>
             Sign out
           </button>
           <ThemeToggle />

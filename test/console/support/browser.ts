@@ -72,7 +72,8 @@ export async function openPage(
     if (message.type() !== 'error') return;
     const status = /status of (\d{3})/.exec(message.text())?.[1];
     if (status !== undefined && allowed.has(Number(status))) return;
-    problems.push(`console error: ${message.text()}`);
+    const where = message.location().url;
+    problems.push(`console error: ${message.text()}${where ? ` (${where})` : ''}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('requestfailed', (request) => {
