@@ -7,16 +7,16 @@
  * package / source file and by function, those that grow most at the even rate first.
  *   node --import tsx bench/investigations/gateway/even-rate-profile.ts
  */
-import { existsSync } from 'node:fs';
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { closedLoop } from '../../gateway/closed-loop.ts';
 import { openLoop } from '../../gateway/open-loop.ts';
 import { spawnReady } from '../../gateway/processes.ts';
 import { studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
+import { profileWhile } from '../../lib/profile-while.ts';
 import { selfTimes } from './cpuprofile.ts';
 
 const RATE = positiveFromEnv('BENCH_RATE', { integer: true }) ?? 300;
@@ -57,13 +57,7 @@ const load = (target: Target, even: boolean, durationMs: number) => {
 };
 
 async function profiled(target: Target, even: boolean): Promise<PerRequest> {
-  await rm(target.profile, { force: true });
-  process.kill(target.pid, 'SIGUSR2');
-  await sleep(300);
-  const requests = await load(target, even, SECONDS * 1_000);
-  process.kill(target.pid, 'SIGUSR2');
-  for (let i = 0; i < 100 && !existsSync(target.profile); i++) await sleep(100);
-  await sleep(500); // the write may still be under way
+  const requests = await profileWhile(target.pid, target.profile, () => load(target, even, SECONDS * 1_000));
   const { byFunction, byPlace } = await selfTimes(target.profile);
   const per = (map: Map<string, number>) => new Map([...map].map(([key, us]) => [key, us / requests]));
   log(`${even ? `${RATE}/s` : 'closed loop'}: ${requests} requests profiled`);

@@ -10,12 +10,12 @@
  *     collection did not take back: what the old generation's collections then work on) | live
  *     (those still alive when the profile ends)
  */
-import { existsSync } from 'node:fs';
+
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadStudio, studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
+import { profileWhile } from '../../lib/profile-while.ts';
 import { placeOf } from './cpuprofile.ts';
 
 interface HeapNode {
@@ -71,12 +71,7 @@ await withStudioTarget('heap', options, async (studio, dir) => {
   const profileFile = profileIn(dir);
   await loadStudio(studio, stream, 5_000);
   const pid = studio.child.pid;
-  process.kill(pid, 'SIGUSR2');
-  await sleep(200);
-  const result = await loadStudio(studio, stream, seconds * 1000);
-  process.kill(pid, 'SIGUSR2');
-  for (let i = 0; i < 100 && !existsSync(profileFile); i++) await sleep(100);
-  await sleep(300); // the write may still be under way
+  const result = await profileWhile(pid, profileFile, () => loadStudio(studio, stream, seconds * 1000));
   const { head } = JSON.parse(await readFile(profileFile, 'utf8')) as { head: HeapNode };
   const { total, byPlace, byFunction, inclusive } = summarize(head);
   const requests = Math.max(1, result.ok);

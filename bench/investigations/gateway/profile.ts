@@ -1,19 +1,9 @@
-/**
- * Where Studio's CPU goes on `POST /v1/ai/chat/completions`: starts the mock upstream and Studio
- * (as the benchmark does), warms up, then profiles Studio with V8's sampling profiler during a
- * closed-loop load (50 connections), JSON then stream, and prints the hot spots.
- *   node --import tsx bench/investigations/gateway/profile.ts
- *   BENCH_PROFILE_SECONDS=N (default 8)   BENCH_GATEWAY_STORE=sqlite|memory|postgres (default sqlite)
- *   BENCH_PROFILE_DIR=<dir>               keep the .cpuprofile files there (for Chrome DevTools)
- *   BENCH_PROFILE_UNGOVERNED=1            no budget or rate limits (by default both are set, as the aims are measured)
- */
-import { existsSync } from 'node:fs';
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuMs } from '../../gateway/processes.ts';
 import { loadStudio, studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
+import { profileWhile } from '../../lib/profile-while.ts';
 import { round3 } from '../../lib/stats.ts';
 import { formatSummary, summarizeProfile } from './cpuprofile.ts';
 
@@ -40,15 +30,9 @@ await withStudioTarget('profile', options, async (studio, dir) => {
   const pid = studio.child.pid;
   for (const stream of [false, true]) {
     const mode = stream ? 'stream' : 'json';
-    await rm(profileFile, { force: true });
-    process.kill(pid, 'SIGUSR2');
-    await sleep(200);
     const cpuBefore = cpuMs(pid);
-    const result = await load(stream, seconds * 1000);
+    const result = await profileWhile(pid, profileFile, () => load(stream, seconds * 1000));
     const cpu = cpuMs(pid) - cpuBefore;
-    process.kill(pid, 'SIGUSR2');
-    for (let i = 0; i < 100 && !existsSync(profileFile); i++) await sleep(100);
-    await sleep(300); // the write may still be under way
     const rate = (result.ok / result.ms) * 1000;
     process.stdout.write(
       `\n## Studio, ${mode}, ${store} event store: ${round3(rate)} req/s, ` +
