@@ -54,6 +54,7 @@ import { report } from './report.ts';
 import {
   ALL_TARGETS,
   CONNECTIONS,
+  chatRequestBody,
   EVEN_RATE,
   emptySamples,
   evenRateFor,
@@ -80,19 +81,9 @@ export interface GatewayBenchOptions {
   log?: (message: string) => void;
 }
 
-const MESSAGES = [
-  { role: 'system', content: 'You are a helpful assistant.' },
-  { role: 'user', content: 'Say hello in a few words.' },
-];
 const JSON_TEXT = 'Hello! How can I help you today?';
 
-const bodyOf = (target: Target, mode: Mode) =>
-  JSON.stringify({
-    model: target.model,
-    messages: MESSAGES,
-    max_tokens: 32,
-    ...(mode === 'stream' ? { stream: true } : {}),
-  });
+const bodyOf = (target: Target, mode: Mode) => chatRequestBody(target.model, mode === 'stream');
 
 function valid(mode: Mode, status: number, text: string): boolean {
   if (status !== 200) return false;

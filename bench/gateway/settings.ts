@@ -15,6 +15,22 @@ export const EVEN_RATE = 1_000;
 export const HEAP_GROWTH_FLAGS = '--heap-growing-percent=50';
 
 /**
+ * The chat completion every gateway benchmark asks for, so that they all measure the same request:
+ * a system and a user message, at most 32 tokens, JSON or streamed.
+ */
+export function chatRequestBody(model: string, stream = false): string {
+  return JSON.stringify({
+    model,
+    messages: [
+      { role: 'system', content: 'You are a helpful assistant.' },
+      { role: 'user', content: 'Say hello in a few words.' },
+    ],
+    max_tokens: 32,
+    ...(stream ? { stream: true } : {}),
+  });
+}
+
+/**
  * The even rate of the p99 aim: EVEN_RATE, or half of what the thin proxy served in the closed loop
  * (JSON) where that is less than twice EVEN_RATE: a rate closer to its capacity would measure the
  * machine's queue, not a proxy's latency.

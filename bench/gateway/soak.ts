@@ -20,6 +20,7 @@ import { positiveFromEnv } from '../lib/env.ts';
 import { percentile } from '../lib/stats.ts';
 import { openLoop } from './open-loop.ts';
 import { peakRssMb, resetPeakRss } from './processes.ts';
+import { chatRequestBody } from './settings.ts';
 import { studioStoreFromEnv, withStudioTarget } from './studio.ts';
 import { START_COMMAND, studioStartFromEnv } from './studio-start.ts';
 
@@ -52,13 +53,7 @@ interface Minute {
   rssMax: number;
 }
 
-const body = (stream: boolean) =>
-  JSON.stringify({
-    model: 'compat/bench',
-    messages: [{ role: 'user', content: 'Say hello.' }],
-    max_tokens: 32,
-    ...(stream ? { stream: true } : {}),
-  });
+const body = (stream: boolean) => chatRequestBody('compat/bench', stream);
 const valid = (stream: boolean) => (status: number, text: string) =>
   status === 200 && (stream ? /data: \[DONE\]\s*$/.test(text) : text.includes('"choices"'));
 

@@ -11,6 +11,7 @@ import {
 import { compileAsServer } from '../lib/server-build.ts';
 import { closedLoop } from './closed-loop.ts';
 import { type Child, spawnReady } from './processes.ts';
+import { chatRequestBody } from './settings.ts';
 import { type StudioStart, studioStartFromEnv } from './studio-start.ts';
 
 const STORES = ['sqlite', 'memory', 'postgres'] as const;
@@ -167,12 +168,7 @@ export function loadStudio(
     origin: studio.child.url,
     path: '/v1/ai/chat/completions',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${studio.token}` },
-    body: JSON.stringify({
-      model: 'compat/bench',
-      messages: [{ role: 'user', content: 'Say hello in a few words.' }],
-      max_tokens: 32,
-      ...(stream ? { stream: true } : {}),
-    }),
+    body: chatRequestBody('compat/bench', stream),
     connections: 50,
     durationMs,
   });

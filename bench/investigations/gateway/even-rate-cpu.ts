@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { closedLoop } from '../../gateway/closed-loop.ts';
 import { openLoop } from '../../gateway/open-loop.ts';
 import { spawnReady, threadCpuMs } from '../../gateway/processes.ts';
+import { chatRequestBody } from '../../gateway/settings.ts';
 import { studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
 import { percentile, round3 } from '../../lib/stats.ts';
@@ -34,11 +35,7 @@ interface Server {
   headers: Record<string, string>;
 }
 
-const body = JSON.stringify({
-  model: 'compat/bench',
-  messages: [{ role: 'user', content: 'Say hello in a few words.' }],
-  max_tokens: 32,
-});
+const body = chatRequestBody('compat/bench');
 const mainThreadMs = (pid: number) => threadCpuMs(pid).get(String(pid)) ?? Number.NaN;
 
 /** One row per rate, then the closed loop's. */

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { closedLoop } from '../../gateway/closed-loop.ts';
 import { openLoop } from '../../gateway/open-loop.ts';
 import { spawnReady } from '../../gateway/processes.ts';
+import { chatRequestBody } from '../../gateway/settings.ts';
 import { studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
 import { profileWhile } from '../../lib/profile-while.ts';
@@ -25,11 +26,7 @@ const TOP = positiveFromEnv('BENCH_TOP', { integer: true }) ?? 30;
 const store = studioStoreFromEnv();
 const log = (message: string) => process.stderr.write(`[bench:even-rate-profile] ${message}\n`);
 
-const body = JSON.stringify({
-  model: 'compat/bench',
-  messages: [{ role: 'user', content: 'Say hello in a few words.' }],
-  max_tokens: 32,
-});
+const body = chatRequestBody('compat/bench');
 
 interface Target {
   pid: number;

@@ -11,6 +11,7 @@
 
 import { closedLoop } from '../../gateway/closed-loop.ts';
 import { type Child, cpuMs, spawnReady } from '../../gateway/processes.ts';
+import { chatRequestBody } from '../../gateway/settings.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
 import { formatRate, summarize } from '../../lib/stats.ts';
 
@@ -39,11 +40,7 @@ try {
     children.push(proxy);
     proxies.push(proxy);
   }
-  const body = JSON.stringify({
-    model: 'bench',
-    messages: [{ role: 'user', content: 'Say hello in a few words.' }],
-    max_tokens: 32,
-  });
+  const body = chatRequestBody('bench');
   const load = (proxy: Child, durationMs: number) =>
     closedLoop({
       origin: proxy.url,

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { closedLoop } from '../../gateway/closed-loop.ts';
 import { type Child, spawnReady } from '../../gateway/processes.ts';
+import { chatRequestBody } from '../../gateway/settings.ts';
 import { startStudioTarget, studioStoreFromEnv } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
 
@@ -109,15 +110,7 @@ try {
         origin: target.child.url,
         path: target.path,
         headers: target.headers,
-        body: JSON.stringify({
-          model: target.model,
-          messages: [
-            { role: 'system', content: 'You are a helpful assistant.' },
-            { role: 'user', content: 'Say hello in a few words.' },
-          ],
-          max_tokens: 32,
-          ...(stream ? { stream: true } : {}),
-        }),
+        body: chatRequestBody(target.model, stream),
         connections: 8,
         durationMs: 3_600_000,
         requests,

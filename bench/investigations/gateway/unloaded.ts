@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { type Child, spawnReady } from '../../gateway/processes.ts';
+import { chatRequestBody } from '../../gateway/settings.ts';
 import { type StudioStore, withStudioTarget } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
 import { median, percentile } from '../../lib/stats.ts';
@@ -44,11 +45,7 @@ const VARIANTS: readonly Variant[] = [
 
 /** Milliseconds of each measured request, sorted. */
 async function oneAtATime(origin: string, path: string, headers: Record<string, string>, model: string) {
-  const body = JSON.stringify({
-    model,
-    messages: [{ role: 'user', content: 'Say hello in a few words.' }],
-    max_tokens: 32,
-  });
+  const body = chatRequestBody(model);
   const pool = new Pool(origin, { connections: 1 });
   const ms: number[] = [];
   try {
