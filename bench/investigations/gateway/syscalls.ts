@@ -64,11 +64,11 @@ function parseSummary(text: string, pid: number): Counts {
   return counts;
 }
 
-async function stopTrace(trace: ChildProcess, output: () => string): Promise<string> {
+/** Stops `perf trace`, which prints its summary as it exits. */
+async function stopTrace(trace: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => trace.once('exit', resolve));
   trace.kill('SIGINT');
   await exited;
-  return output();
 }
 
 /** Calls per request of each system call while `server` answers REQUESTS requests. */
@@ -94,10 +94,10 @@ async function measure(server: Server, stream: boolean): Promise<Counts> {
   // perf attaches to each thread before it counts anything.
   await sleep(1_000);
   const result = await load(REQUESTS);
-  const summary = await stopTrace(trace, () => text);
+  await stopTrace(trace);
   if (result.failed > 0) throw new Error(`${result.failed} requests failed`);
-  const counts = parseSummary(summary, server.pid);
-  if (counts.all.size === 0) throw new Error(`perf trace counted nothing: ${summary.slice(0, 500)}`);
+  const counts = parseSummary(text, server.pid);
+  if (counts.all.size === 0) throw new Error(`perf trace counted nothing: ${text.slice(0, 500)}`);
   for (const map of [counts.all, counts.main]) {
     for (const [name, calls] of map) map.set(name, calls / result.ok);
   }
