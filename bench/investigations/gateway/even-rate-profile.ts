@@ -7,7 +7,6 @@
  * package / source file and by function, those that grow most at the even rate first.
  *   node --import tsx bench/investigations/gateway/even-rate-profile.ts
  */
-
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -10,7 +10,6 @@
  *     collection did not take back: what the old generation's collections then work on) | live
  *     (those still alive when the profile ends)
  */
-
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadStudio, studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';

@@ -1,3 +1,12 @@
+/**
+ * Where Studio's CPU goes on `POST /v1/ai/chat/completions`: starts the mock upstream and Studio
+ * (as the benchmark does), warms up, then profiles Studio with V8's sampling profiler during a
+ * closed-loop load (50 connections), JSON then stream, and prints the hot spots.
+ *   node --import tsx bench/investigations/gateway/profile.ts
+ *   BENCH_PROFILE_SECONDS=N (default 8)   BENCH_GATEWAY_STORE=sqlite|memory|postgres (default sqlite)
+ *   BENCH_PROFILE_DIR=<dir>               keep the .cpuprofile files there (for Chrome DevTools)
+ *   BENCH_PROFILE_UNGOVERNED=1            no budget or rate limits (by default both are set, as the aims are measured)
+ */
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cpuMs } from '../../gateway/processes.ts';
