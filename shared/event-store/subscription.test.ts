@@ -38,4 +38,28 @@ describe('catchUpThenLive', () => {
     expect(delivered).toEqual([1, 2, 3, 4, 5, 6, 7, { type: '$caught_up', position: 7 }]);
     expect(reads).toEqual([0, 3, 6]);
   });
+
+  it('gives the event loop back while it hands on a full batch, so the next one keeps arriving', async () => {
+    const log = Array.from({ length: 1_500 }, (_, i) => stored(i + 1));
+    const controller = new AbortController();
+    const items = catchUpThenLive(
+      { signal: controller.signal, batchSize: 1_000 },
+      async (after, limit) => log.filter((e) => e.position > after).slice(0, limit),
+      new ChangeNotifier(),
+    );
+    // What the loop runs next (a socket's data, another request) runs while the first batch is handed on.
+    let deliveredWhenLoopTurned: number | undefined;
+    let delivered = 0;
+    setImmediate(() => {
+      deliveredWhenLoopTurned = delivered;
+    });
+    for await (const item of items) {
+      if (item.type === '$caught_up') break;
+      delivered++;
+    }
+    controller.abort();
+    expect(delivered).toBe(1_500);
+    expect(deliveredWhenLoopTurned).toBeGreaterThan(0);
+    expect(deliveredWhenLoopTurned).toBeLessThan(1_000);
+  });
 });
