@@ -44,9 +44,9 @@ function stampOf(data: unknown): Stamp | undefined {
  * The store the runtime sees: the gateway's own, with times noted for each benchmark event: when
  * `append` is called, and, on a stream subscription (the SSE hub's), when the hub has handed it to
  * every listener (every client's `res.write`) and the next tick after that (the sockets' corked
- * writes have been issued by then). The hub queues an item and schedules its delivery with
- * `setImmediate` before it asks for the next item; an immediate queued at that request runs right
- * after the delivery.
+ * writes have been issued by then). The hub queues the events of a page and schedules their
+ * delivery with `setImmediate` before it asks for the next page; an immediate queued at that
+ * request runs right after the delivery. Live, a page holds the one event just appended.
  */
 function timedStore(
   events: EventStore,
@@ -64,27 +64,31 @@ function timedStore(
       return result;
     });
   };
-  const subscribe: EventStore['subscribe'] = (options) => {
-    const inner = events.subscribe(options);
+  const subscribePages: EventStore['subscribePages'] = (options) => {
+    const inner = events.subscribePages(options);
     if (options.streamId === undefined) return inner;
     return {
       [Symbol.asyncIterator]() {
         const it = inner[Symbol.asyncIterator]();
-        let last: Stamp | undefined;
+        // The stamps of the page handed on last: the hub has delivered all of it once it asks for more.
+        let last: Stamp[] = [];
         return {
           async next() {
-            if (last) {
-              const stamp = last;
-              last = undefined;
+            if (last.length > 0) {
+              const stamps = last;
+              last = [];
               setImmediate(() => {
-                mark(stamp, 'handedAt', now());
+                for (const stamp of stamps) mark(stamp, 'handedAt', now());
                 // Queued after the sockets' uncork ticks (`connectionCorkNT`) of the delivery's writes: runs right after them.
-                process.nextTick(() => mark(stamp, 'flushedAt', now()));
+                process.nextTick(() => {
+                  for (const stamp of stamps) mark(stamp, 'flushedAt', now());
+                });
               });
             }
-            const item = await it.next();
-            if (!item.done && !isCaughtUp(item.value)) last = stampOf(item.value.data);
-            return item;
+            const page = await it.next();
+            if (!page.done && !isCaughtUp(page.value))
+              last = page.value.events.flatMap((event) => stampOf(event.data) ?? []);
+            return page;
           },
           async return(value?: unknown) {
             return (await it.return?.(value)) ?? { done: true, value: undefined };
@@ -96,7 +100,7 @@ function timedStore(
   return new Proxy(events, {
     get(target, property) {
       if (property === 'append') return append;
-      if (property === 'subscribe') return subscribe;
+      if (property === 'subscribePages') return subscribePages;
       const value = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },

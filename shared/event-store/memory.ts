@@ -2,7 +2,7 @@ import { KeyedLock } from '../keyed-lock.ts';
 import { ChangeNotifier } from './change-notifier.ts';
 import { newEventId } from './event-id.ts';
 import { firstIndexAfter } from './positions.ts';
-import { subscribeThroughReads } from './subscription.ts';
+import { eventsOf, subscribeThroughReads } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -20,6 +20,7 @@ import {
   type StoreTestHooks,
   type SubscribeOptions,
   type SubscriptionItem,
+  type SubscriptionPage,
 } from './types.ts';
 
 /**
@@ -151,6 +152,10 @@ export class MemoryEventStore implements EventStore {
   }
 
   subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
+    return eventsOf(this.subscribePages(options), options.signal);
+  }
+
+  subscribePages(options: SubscribeOptions): AsyncIterable<SubscriptionPage> {
     return subscribeThroughReads(this, this.#changes, options);
   }
 

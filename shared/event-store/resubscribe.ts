@@ -1,6 +1,14 @@
 import type { Logger } from '../logger.ts';
 import { type BackoffOptions, backoffDelay, pause } from '../retry.ts';
-import { type EventStore, isCaughtUp, type SubscribeOptions, type SubscriptionItem } from './types.ts';
+import { eventsOf } from './subscription.ts';
+import {
+  type EventStore,
+  isCaughtUp,
+  type StoredEvent,
+  type SubscribeOptions,
+  type SubscriptionItem,
+  type SubscriptionPage,
+} from './types.ts';
 
 export interface ResubscribeOptions extends SubscribeOptions {
   /** Backoff between a failed read and the next subscription. Default 100 ms doubling to 5 s. */
@@ -13,34 +21,38 @@ export interface ResubscribeOptions extends SubscribeOptions {
 }
 
 /**
- * `store.subscribe` that outlives read failures: when a read fails (a connection reset), it waits
- * out a jittered backoff and subscribes again after the last event it yielded, so its consumer sees
- * every event exactly once, in order, with a new `$caught_up` after each resubscription. Ends only
- * when the signal aborts. Every long-lived reader of the log follows it through this.
+ * `store.subscribePages` that outlives read failures: when a read fails (a connection reset), it
+ * waits out a jittered backoff and subscribes again after the last event it handed on, so its
+ * consumer sees every event exactly once, in order, with a new `$caught_up` after each
+ * resubscription. Ends only when the signal aborts. Every long-lived reader of the log follows it
+ * through this, or through `resubscribing`.
  */
-export async function* resubscribing(
+export async function* resubscribingPages(
   store: EventStore,
   options: ResubscribeOptions,
-): AsyncGenerator<SubscriptionItem> {
+): AsyncGenerator<SubscriptionPage> {
   const { retry, onFailure, ...subscribe } = options;
   const { signal } = subscribe;
-  const cursorOf = (event: { position: number; revision: number }) =>
+  const cursorOf = (event: StoredEvent) =>
     subscribe.streamId === undefined ? event.position : event.revision;
   let cursor = subscribe.after ?? (subscribe.streamId === undefined ? 0 : -1);
   let failures = 0;
   while (!signal.aborted) {
     try {
-      for await (const item of store.subscribe({ ...subscribe, after: cursor })) {
+      for await (const page of store.subscribePages({ ...subscribe, after: cursor })) {
         failures = 0;
-        if (!isCaughtUp(item)) {
-          // An adapter that re-delivers what it already gave must not reach the consumer twice.
-          if (cursorOf(item) <= cursor) continue;
-          cursor = cursorOf(item);
-        } else if (subscribe.categories !== undefined) {
+        if (isCaughtUp(page)) {
           // Read through there: a new subscription need not read the other streams again.
-          cursor = Math.max(cursor, item.position);
+          if (subscribe.categories !== undefined) cursor = Math.max(cursor, page.position);
+          yield page;
+          continue;
         }
-        yield item;
+        // An adapter that re-delivers what it already gave must not reach the consumer twice.
+        const events = page.events.filter((event) => cursorOf(event) > cursor);
+        const last = events.at(-1);
+        if (last === undefined) continue;
+        cursor = cursorOf(last);
+        yield events.length === page.events.length ? page : { type: '$page', events };
       }
       if (signal.aborted) return;
       throw new Error('the subscription ended while it was still wanted');
@@ -52,6 +64,14 @@ export async function* resubscribing(
       await pause(retryInMs, signal);
     }
   }
+}
+
+/** `resubscribingPages`, an event at a time. */
+export function resubscribing(
+  store: EventStore,
+  options: ResubscribeOptions,
+): AsyncGenerator<SubscriptionItem> {
+  return eventsOf(resubscribingPages(store, options), options.signal);
 }
 
 /** An `onFailure` that logs the first failure of an outage as a warning and the retries at debug. */

@@ -10,7 +10,7 @@ import {
   type PendingAppend,
 } from './sql-append.ts';
 import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
-import { subscribeThroughReads } from './subscription.ts';
+import { eventsOf, subscribeThroughReads } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -27,6 +27,7 @@ import {
   type StoreTestHooks,
   type SubscribeOptions,
   type SubscriptionItem,
+  type SubscriptionPage,
 } from './types.ts';
 
 export interface EventRow {
@@ -259,6 +260,10 @@ export class SqlEventStore implements ImportingStore {
   }
 
   subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
+    return eventsOf(this.subscribePages(options), options.signal);
+  }
+
+  subscribePages(options: SubscribeOptions): AsyncIterable<SubscriptionPage> {
     // On PostgreSQL a transaction no notification ends (a rollback or any other writer, even in
     // another database of the cluster) can hold committed events back; see `hasHiddenAfter`.
     const hidden =

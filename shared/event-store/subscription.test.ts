@@ -28,14 +28,17 @@ describe('catchUpThenLive', () => {
       new ChangeNotifier(),
     );
     const delivered: unknown[] = [];
-    for await (const item of items) {
-      // The first event of a full batch is handed on only after the read of the next one began.
-      if ('position' in item && item.type === 'Thing' && item.position === 1) expect(reads).toEqual([0, 3]);
-      delivered.push(item.type === '$caught_up' ? item : item.position);
-      if (item.type === '$caught_up') break;
+    for await (const page of items) {
+      if (page.type === '$caught_up') {
+        delivered.push(page);
+        break;
+      }
+      // A full batch is handed on only after the read of the next one began.
+      if (page.events[0]?.position === 1) expect(reads).toEqual([0, 3]);
+      delivered.push(page.events.map((e) => e.position));
     }
     controller.abort();
-    expect(delivered).toEqual([1, 2, 3, 4, 5, 6, 7, { type: '$caught_up', position: 7 }]);
+    expect(delivered).toEqual([[1, 2, 3], [4, 5, 6], [7], { type: '$caught_up', position: 7 }]);
     expect(reads).toEqual([0, 3, 6]);
   });
 
@@ -53,9 +56,9 @@ describe('catchUpThenLive', () => {
     setImmediate(() => {
       deliveredWhenLoopTurned = delivered;
     });
-    for await (const item of items) {
-      if (item.type === '$caught_up') break;
-      delivered++;
+    for await (const page of items) {
+      if (page.type === '$caught_up') break;
+      delivered += page.events.length;
     }
     controller.abort();
     expect(delivered).toBe(1_500);

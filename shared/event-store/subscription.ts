@@ -3,9 +3,11 @@ import { takeTurn } from '../turns.ts';
 import type { ChangeNotifier } from './change-notifier.ts';
 import {
   type EventStore,
+  isCaughtUp,
   type StoredEvent,
   type SubscribeOptions,
   type SubscriptionItem,
+  type SubscriptionPage,
   streamCategory,
 } from './types.ts';
 
@@ -25,12 +27,13 @@ export type CategoryReader = (
 export type HiddenProbe = (after: number) => Promise<boolean>;
 
 /**
- * While a catching-up subscription hands on a batch and the next one is being read, it gives the
- * event loop back this often, so the next batch's rows are received as the database sends them:
- * otherwise the socket fills, the database waits, and the rest of the batch arrives only once this
- * one is consumed (a cold replay from PostgreSQL spent about a twelfth of its time so idle).
+ * While a catching-up subscription hands on a batch and the next one is being read, it hands it on
+ * in pages of this many events and gives the event loop back between two, so the next batch's rows
+ * are received as the database sends them: otherwise the socket fills, the database waits, and the
+ * rest of the batch arrives only once this one is consumed (a cold replay from PostgreSQL spent
+ * about a twelfth of its time so idle).
  */
-const TURN_EVERY_EVENTS = 250;
+const PAGE_EVENTS = 250;
 /** Re-read delays while events are held back by a transaction that may end without a notification. */
 const HIDDEN_RETRY_MIN_MS = 5;
 const HIDDEN_RETRY_MAX_MS = 1_000;
@@ -67,7 +70,7 @@ export async function* catchUpThenLive(
   read: BatchReader,
   changes: ChangeNotifier,
   hidden?: HiddenProbe,
-): AsyncGenerator<SubscriptionItem> {
+): AsyncGenerator<SubscriptionPage> {
   const { signal } = options;
   const batchSize = options.batchSize ?? 500;
   const cursorOf =
@@ -96,12 +99,13 @@ export async function* catchUpThenLive(
       // Handled when awaited; a consumer that stops first leaves it unobserved.
       next.batch.catch(() => undefined);
     }
-    let handedOn = 0;
-    for (const event of batch) {
+    const pageEvents = next === undefined ? batchSize : PAGE_EVENTS;
+    for (let start = 0; start < batch.length; start += pageEvents) {
       if (signal.aborted) return;
-      yield event;
-      cursor = cursorOf(event);
-      if (next !== undefined && ++handedOn % TURN_EVERY_EVENTS === 0) await takeTurn();
+      const events = batch.slice(start, start + pageEvents);
+      yield { type: '$page', events };
+      cursor = cursorOf(events.at(-1)!);
+      if (next !== undefined) await takeTurn();
     }
     if (batch.length === batchSize) continue;
     if (!caughtUp) {
@@ -115,7 +119,7 @@ export async function* catchUpThenLive(
 }
 
 /**
- * `subscribe` through a store's own reads: the whole log in positions (`readAll`), or one stream in
+ * `subscribePages` through a store's own reads: the whole log in positions (`readAll`), or one stream in
  * revisions (`readStream`). With `categories`, through `readCategories` where the store can filter
  * in its reads and tell how far it read, else through `readAll` filtered here.
  */
@@ -124,7 +128,7 @@ export function subscribeThroughReads(
   changes: ChangeNotifier,
   options: SubscribeOptions,
   reads: { hidden?: HiddenProbe; readCategories?: CategoryReader } = {},
-): AsyncGenerator<SubscriptionItem> {
+): AsyncGenerator<SubscriptionPage> {
   const { streamId, categories } = options;
   if (streamId === undefined && categories !== undefined) {
     const readCategories =
@@ -136,6 +140,23 @@ export function subscribeThroughReads(
       ? (after, limit) => store.readAll({ after, limit })
       : (after, limit) => store.readStream(streamId, { after, limit });
   return catchUpThenLive(options, read, changes, reads.hidden);
+}
+
+/** A subscription's pages an event at a time, until `signal` aborts: `subscribe` from `subscribePages`. */
+export async function* eventsOf(
+  pages: AsyncIterable<SubscriptionPage>,
+  signal: AbortSignal,
+): AsyncGenerator<SubscriptionItem> {
+  for await (const page of pages) {
+    if (isCaughtUp(page)) {
+      yield page;
+      continue;
+    }
+    for (const event of page.events) {
+      if (signal.aborted) return;
+      yield event;
+    }
+  }
 }
 
 /** A `CategoryReader` for a store that cannot filter by category: it reads everything and drops the rest. */
@@ -161,7 +182,7 @@ async function* catchUpThenLiveIn(
   read: CategoryReader,
   changes: ChangeNotifier,
   hidden?: HiddenProbe,
-): AsyncGenerator<SubscriptionItem> {
+): AsyncGenerator<SubscriptionPage> {
   const { signal } = options;
   const batchSize = options.batchSize ?? 500;
   const wanted = new Set(categories);
@@ -178,10 +199,8 @@ async function* catchUpThenLiveIn(
       if (signal.aborted) return;
       throw error;
     }
-    for (const event of batch.events) {
-      if (signal.aborted) return;
-      yield event;
-    }
+    if (signal.aborted) return;
+    if (batch.events.length > 0) yield { type: '$page', events: batch.events };
     cursor = Math.max(cursor, batch.through);
     if (batch.more) continue;
     if (told !== cursor) {

@@ -101,7 +101,16 @@ export interface CaughtUp {
 
 export type SubscriptionItem = StoredEvent | CaughtUp;
 
-export const isCaughtUp = (item: SubscriptionItem): item is CaughtUp => item.type === '$caught_up';
+/** Events a subscription hands on together, in order: a part of one read. */
+export interface EventPage {
+  type: '$page';
+  events: readonly StoredEvent[];
+}
+
+export type SubscriptionPage = EventPage | CaughtUp;
+
+export const isCaughtUp = (item: SubscriptionItem | SubscriptionPage): item is CaughtUp =>
+  item.type === '$caught_up';
 
 export type EventStoreKind = 'memory' | 'sqlite' | 'postgres' | 'kurrentdb';
 
@@ -112,6 +121,11 @@ export interface EventStore {
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
   /** Catch-up, then a `$caught_up` marker, then live events; ends cleanly when the signal aborts. */
   subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem>;
+  /**
+   * The same subscription, its events handed on a page at a time: for readers that fold many
+   * events (a replay), to whom handing them on one by one costs more than the folding.
+   */
+  subscribePages(options: SubscribeOptions): AsyncIterable<SubscriptionPage>;
   /** Position of the last event a reader can see (0 when empty). */
   headPosition(): Promise<number>;
   close(): Promise<void>;

@@ -62,14 +62,16 @@ export async function rebuildProjections(
   let after = 0;
   let read = 0;
   try {
-    for await (const item of store.subscribe({ signal: controller.signal, batchSize: PAGE })) {
-      if (isCaughtUp(item)) break;
-      for (const slot of byType.get(item.type) ?? []) {
-        slot.projection.apply(slot.state, item);
-        slot.events++;
+    for await (const page of store.subscribePages({ signal: controller.signal, batchSize: PAGE })) {
+      if (isCaughtUp(page)) break;
+      for (const event of page.events) {
+        for (const slot of byType.get(event.type) ?? []) {
+          slot.projection.apply(slot.state, event);
+          slot.events++;
+        }
+        after = event.position;
+        if (++read % PROGRESS_EVERY === 0) onProgress?.({ events: read, fraction: fraction(after) });
       }
-      after = item.position;
-      if (++read % PROGRESS_EVERY === 0) onProgress?.({ events: read, fraction: fraction(after) });
     }
   } finally {
     controller.abort();

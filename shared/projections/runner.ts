@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.ts';
-import { resubscribing } from '../event-store/resubscribe.ts';
+import { resubscribingPages } from '../event-store/resubscribe.ts';
 import type { EventStore, StoredEvent } from '../event-store/types.ts';
 import { isCaughtUp } from '../event-store/types.ts';
 import type { Logger } from '../logger.ts';
@@ -129,7 +129,7 @@ export class ProjectionRunner {
 
   /** Follows the log for good: a failed read is retried (with backoff) from the last applied event. */
   async #follow(caughtUp: () => void): Promise<void> {
-    const subscription = resubscribing(this.store, {
+    const subscription = resubscribingPages(this.store, {
       after: this.#position,
       signal: this.#controller.signal,
       batchSize: 5000,
@@ -143,14 +143,14 @@ export class ProjectionRunner {
         else this.logger?.debug(fields, 'projection runner cannot read the log; retrying');
       },
     });
-    for await (const item of subscription) {
-      if (isCaughtUp(item)) {
+    for await (const page of subscription) {
+      if (isCaughtUp(page)) {
         // Read through there: what it skipped (other categories) is behind every read model too.
-        if (item.position > this.#position) this.#passTo(item.position);
+        if (page.position > this.#position) this.#passTo(page.position);
         const outage = this.liveness.caughtUp();
         if (outage) {
           this.logger?.info(
-            { position: item.position, stalled_since: outage.since, failed_reads: outage.failures },
+            { position: page.position, stalled_since: outage.since, failed_reads: outage.failures },
             'projection runner caught up again',
           );
         }
@@ -161,7 +161,7 @@ export class ProjectionRunner {
         continue;
       }
       this.liveness.readSucceeded();
-      this.#apply(item);
+      for (const event of page.events) this.#apply(event);
     }
   }
 

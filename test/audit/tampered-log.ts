@@ -67,6 +67,10 @@ export class TamperedLog implements EventStore {
     return this.inner.subscribe(options);
   }
 
+  subscribePages(options: SubscribeOptions) {
+    return this.inner.subscribePages(options);
+  }
+
   headPosition() {
     return this.inner.headPosition();
   }

@@ -126,6 +126,7 @@ function tracked(inner: EventStore): EventStore & { readonly lastPosition: numbe
     readStream: (streamId, options) => inner.readStream(streamId, options),
     readAll: (options) => inner.readAll(options),
     subscribe: (options) => inner.subscribe(options),
+    subscribePages: (options) => inner.subscribePages(options),
     headPosition: () => inner.headPosition(),
     close: () => inner.close(),
   };
@@ -782,6 +783,43 @@ export function eventStoreContract(
         ]);
         expect(subscriber.markers).toHaveLength(1);
         expect(subscriber.ended).toBe(true);
+      });
+
+      it('in pages: the same events as one by one, no page empty, then $caught_up; categories too', async () => {
+        const base = await settled();
+        const tag = randomUUID().slice(0, 8);
+        await store.append(`paged${tag}-1`, events(3), { metadata: META });
+        await store.append(`other${tag}-1`, events(2), { metadata: META });
+        await store.append(`paged${tag}-2`, events(2), { metadata: META });
+        const head = await settled();
+        const untilCaughtUp = async (options: Omit<SubscribeOptions, 'signal'>) => {
+          const controller = new AbortController();
+          const pages: StoredEvent[][] = [];
+          try {
+            for await (const page of store.subscribePages({ ...options, signal: controller.signal })) {
+              if (isCaughtUp(page)) {
+                if (page.position >= head) return { pages, caughtUp: page.position };
+                continue;
+              }
+              pages.push([...page.events]);
+            }
+            throw new Error('ended before catching up');
+          } finally {
+            controller.abort();
+          }
+        };
+
+        const all = await untilCaughtUp({ after: base, batchSize: 2 });
+        expect(all.pages.every((page) => page.length > 0)).toBe(true);
+        expect(all.pages.flat()).toEqual(await store.readAll({ after: base }));
+        expect(all.caughtUp).toBe(head);
+
+        const some = await untilCaughtUp({ after: base, batchSize: 2, categories: [`paged${tag}`] });
+        expect(some.pages.every((page) => page.length > 0)).toBe(true);
+        expect(some.pages.flat().map((e) => e.streamId)).toEqual([
+          ...Array(3).fill(`paged${tag}-1`),
+          ...Array(2).fill(`paged${tag}-2`),
+        ]);
       });
 
       it('some categories: only their streams, $caught_up through what was read, other commits pass by', async () => {

@@ -35,7 +35,7 @@ import {
 } from '@kurrent/kurrentdb-client';
 import { ChangeNotifier } from '../change-notifier.ts';
 import { newEventId } from '../event-id.ts';
-import { subscribeThroughReads } from '../subscription.ts';
+import { eventsOf, subscribeThroughReads } from '../subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -53,6 +53,7 @@ import {
   type StoredEvent,
   type SubscribeOptions,
   type SubscriptionItem,
+  type SubscriptionPage,
   WrongExpectedRevision,
 } from '../types.ts';
 import { actualRevision, isWrongExpectedVersion, type KurrentClient, readStreamRaw } from './client.ts';
@@ -191,7 +192,11 @@ export class KurrentDbEventStore implements EventStore {
     });
   }
 
-  async *subscribe(options: SubscribeOptions): AsyncGenerator<SubscriptionItem> {
+  subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
+    return eventsOf(this.subscribePages(options), options.signal);
+  }
+
+  async *subscribePages(options: SubscribeOptions): AsyncGenerator<SubscriptionPage> {
     if (options.signal.aborted) return;
     await this.start();
     yield* subscribeThroughReads(this, this.changes, options);

@@ -2,7 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { AppendBatcher } from '../append-batcher.ts';
 import { ChangeNotifier } from '../change-notifier.ts';
 import { newEventId } from '../event-id.ts';
-import { subscribeThroughReads } from '../subscription.ts';
+import { eventsOf, subscribeThroughReads } from '../subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -21,6 +21,7 @@ import {
   type StoreTestHooks,
   type SubscribeOptions,
   type SubscriptionItem,
+  type SubscriptionPage,
   streamCategory,
 } from '../types.ts';
 import { WrittenTail } from '../written-tail.ts';
@@ -300,6 +301,10 @@ export class SqliteEventStore implements ImportingStore {
   }
 
   subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
+    return eventsOf(this.subscribePages(options), options.signal);
+  }
+
+  subscribePages(options: SubscribeOptions): AsyncIterable<SubscriptionPage> {
     return subscribeThroughReads(this, this.changes, options, {
       readCategories: (after, limit, categories) => this.#readCategories(after, limit, categories),
     });
