@@ -47,12 +47,16 @@ export async function* resubscribingPages(
           yield page;
           continue;
         }
-        // An adapter that re-delivers what it already gave must not reach the consumer twice.
-        const events = page.events.filter((event) => cursorOf(event) > cursor);
+        // An adapter that re-delivers what it already gave must not reach the consumer twice. Events
+        // come in order: when the first is new, so is the page.
+        const first = page.events[0];
+        if (first === undefined) continue;
+        const events =
+          cursorOf(first) > cursor ? page.events : page.events.filter((event) => cursorOf(event) > cursor);
         const last = events.at(-1);
         if (last === undefined) continue;
         cursor = cursorOf(last);
-        yield events.length === page.events.length ? page : { type: '$page', events };
+        yield events === page.events ? page : { type: '$page', events };
       }
       if (signal.aborted) return;
       throw new Error('the subscription ended while it was still wanted');

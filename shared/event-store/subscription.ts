@@ -102,7 +102,7 @@ export async function* catchUpThenLive(
     const pageEvents = next === undefined ? batchSize : PAGE_EVENTS;
     for (let start = 0; start < batch.length; start += pageEvents) {
       if (signal.aborted) return;
-      const events = batch.slice(start, start + pageEvents);
+      const events = batch.length <= pageEvents ? batch : batch.slice(start, start + pageEvents);
       yield { type: '$page', events };
       cursor = cursorOf(events.at(-1)!);
       if (next !== undefined) await takeTurn();
