@@ -1,11 +1,12 @@
 /**
  * Which system calls does a chat completion make, and how many? The thin proxy (plain `node`) and
- * Studio as `studio start`, governed (budget and rate limits), on the embedded store
- * (BENCH_GATEWAY_STORE), each in front of the mock upstream, asked for JSON and streamed chat
- * completions in a closed loop of 50 connections; `perf trace -s` counts every thread's calls
- * while BENCH_SYSCALL_REQUESTS (default 5,000) requests are answered after a warm-up. Prints calls
- * per request by system call, for all threads and for the main thread alone. Counts do not depend
- * on how busy the machine is, as timings do: a change can be compared on a noisy machine.
+ * Studio, governed (budget and rate limits), on the embedded store (BENCH_GATEWAY_STORE), started
+ * as BENCH_STUDIO_START says (`studio start` by default), each in front of the mock upstream, asked
+ * for JSON and streamed chat completions in a closed loop of 50 connections; `perf trace -s` counts
+ * every thread's calls while BENCH_SYSCALL_REQUESTS (default 5,000) requests are answered after a
+ * warm-up. Prints calls per request by system call, for all threads and for the main thread alone.
+ * Counts do not depend on how busy the machine is, as timings do: a change can be compared on a
+ * noisy machine.
  *   node --import tsx bench/investigations/gateway/syscalls.ts
  * Needs `perf` (Debian's linux-perf) and the right to trace another process (root, or
  * kernel.perf_event_paranoid at -1).
@@ -16,11 +17,13 @@ import { closedLoop } from '../../gateway/closed-loop.ts';
 import { spawnReady } from '../../gateway/processes.ts';
 import { CONNECTIONS, chatRequestBody } from '../../gateway/settings.ts';
 import { studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
+import { START_COMMAND, studioStartFromEnv } from '../../gateway/studio-start.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
 import { round3 } from '../../lib/stats.ts';
 
 const REQUESTS = positiveFromEnv('BENCH_SYSCALL_REQUESTS', { integer: true }) ?? 5_000;
 const store = studioStoreFromEnv();
+const start = studioStartFromEnv();
 const log = (message: string) => process.stderr.write(`[bench:syscalls] ${message}\n`);
 
 if (spawnSync('perf', ['--version']).error) {
@@ -131,7 +134,7 @@ try {
 }
 await withStudioTarget(
   'syscalls',
-  () => ({ store, governed: true }),
+  () => ({ store, start, governed: true }),
   async (studio) => {
     const server = {
       pid: studio.child.pid,
@@ -158,7 +161,7 @@ const cell = (n: number | undefined) => (n === undefined || n < 0.005 ? '–' : 
 const sum = (map: Map<string, number>) => [...map.values()].reduce((a, b) => a + b, 0);
 process.stdout.write(
   [
-    `System calls per chat completion: ${CONNECTIONS} connections, closed loop, ${REQUESTS} requests counted; Studio as \`studio start\`, governed, ${store} event store`,
+    `System calls per chat completion: ${CONNECTIONS} connections, closed loop, ${REQUESTS} requests counted; Studio as ${START_COMMAND[start]}, governed, ${store} event store`,
     '',
     `| system call: all threads (main thread) | ${columns.map((c) => c.label).join(' | ')} |`,
     `|---|${columns.map(() => '---').join('|')}|`,
