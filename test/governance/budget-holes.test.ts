@@ -108,11 +108,17 @@ async function budgeted(
   return token;
 }
 
+/** Node's warnings while this file runs (a listener-leak warning is said once per target, so from the start). */
+const warnings: Error[] = [];
+const onWarning = (warning: Error) => warnings.push(warning);
+
 beforeAll(async () => {
+  process.on('warning', onWarning);
   upstream = await recordingServer(reply);
   gw = await holesGateway({ store: 'memory' });
 });
 afterAll(async () => {
+  process.off('warning', onWarning);
   held.open();
   await gw?.close();
   await upstream?.close();
@@ -150,6 +156,29 @@ describe('video jobs are admitted as every generation', () => {
         `${MAX_JOBS_PER_STUDIO} video jobs queued or running`,
       );
     }
+  });
+
+  it('jobs of several studios run at once, each stopped by its own signal: no listener-leak warning', async () => {
+    const polls = () => upstream.requests.filter((r) => r.path.startsWith('/v1/videos/')).length;
+    const before = polls();
+    const studios = await Promise.all(['video-many-a', 'video-many-b'].map((id) => studioWithToken(gw, id)));
+    const jobs = MAX_JOBS_PER_STUDIO - 2;
+    const answers = await Promise.all(
+      studios.flatMap(({ token }) =>
+        Array.from({ length: jobs }, () =>
+          gw.api('POST', '/v1/ai/video', {
+            token,
+            body: { model: 'openai/sora-2', prompt: 'a cat', seconds: 4 },
+          }),
+        ),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 202));
+    // Every job, this test's and the earlier ones', waits and polls at once, over and over.
+    await waitUntil(() => polls() - before >= 3 * studios.length * jobs, 'every job polled a few times');
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message)).toEqual(
+      [],
+    );
   });
 
   it("a job's reservation holds while it runs, however long past its lease", async () => {

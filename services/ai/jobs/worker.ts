@@ -26,8 +26,12 @@ const META: EventMetadata = { actor: 'gateway' };
  * the data dir. Jobs left queued or running by a process that died are resumed at start.
  */
 export class JobWorker {
-  #controller = new AbortController();
-  #running = new Map<string, Promise<void>>();
+  /**
+   * Each running job's work and what stops it. A signal per job, not one for all: each job waits on
+   * its signal (a poll's pause, an upstream call), and a shared one would gather a listener per job.
+   */
+  #running = new Map<string, { work: Promise<void>; controller: AbortController }>();
+  #stopped = false;
   /** Studio → jobs being queued by requests under way in this process. */
   #claimed = new Map<string, number>();
   readonly #commands: ReturnType<typeof jobCommands>;
@@ -79,21 +83,21 @@ export class JobWorker {
   }
 
   run(jobId: string): void {
-    if (this.#running.has(jobId) || this.#controller.signal.aborted) return;
-    const work = this.#run(jobId)
+    if (this.#running.has(jobId) || this.#stopped) return;
+    const controller = new AbortController();
+    const work = this.#run(jobId, controller.signal)
       .catch((error) => this.gw.logger.error({ err: error, jobId }, 'job worker failed'))
       .finally(() => this.#running.delete(jobId));
-    this.#running.set(jobId, work);
+    this.#running.set(jobId, { work, controller });
   }
 
   async #command(command: JobCommand): Promise<void> {
     await this.#commands(command, META);
   }
 
-  async #run(jobId: string): Promise<void> {
+  async #run(jobId: string, signal: AbortSignal): Promise<void> {
     const job = this.gw.projections.state(jobsProjection).get(jobId);
     if (!job) return;
-    const signal = this.#controller.signal;
     const started = Date.parse(job.created_at);
     const price = this.usage.priceOf(job.model);
     const fail = async (message: string) => {
@@ -196,7 +200,9 @@ export class JobWorker {
   }
 
   async stop(): Promise<void> {
-    this.#controller.abort();
-    await Promise.allSettled(this.#running.values());
+    this.#stopped = true;
+    const running = [...this.#running.values()];
+    for (const { controller } of running) controller.abort();
+    await Promise.allSettled(running.map(({ work }) => work));
   }
 }
