@@ -98,7 +98,7 @@ export class LogSealer implements SingletonTask {
     let next: Promise<IteratorResult<SubscriptionItem>> = items.next();
     try {
       for (;;) {
-        const result = pending.length === 0 ? await next : await Promise.race([next, deadline.reached]);
+        const result = pending.length === 0 ? await next : await Promise.race([next, deadline.reached()]);
         if (result === TIMED_OUT) {
           await seal();
           continue;
@@ -130,22 +130,38 @@ export class LogSealer implements SingletonTask {
   }
 }
 
-/** Resolves `reached` with TIMED_OUT `ms` after `start`, until cleared; `start` again after a clear. */
+/**
+ * The time limit of one range: `start` it at the range's first event, `clear` it once sealed.
+ * `reached()` is asked anew for each wait and resolves with TIMED_OUT once the limit has passed. A
+ * promise per wait, not one per range: every race adds its reactions to the promise it is given,
+ * and one promise kept for a range of up to `sealEvery` events would hold them all until the seal.
+ */
 class Deadline {
   #timer: NodeJS.Timeout | undefined;
-  reached: Promise<typeof TIMED_OUT> = new Promise(() => undefined);
+  #passed = false;
+  #wake: ((value: typeof TIMED_OUT) => void) | undefined;
 
   constructor(private readonly ms: number) {}
 
   start(): void {
     this.clear();
-    this.reached = new Promise((resolve) => {
-      this.#timer = setTimeout(() => resolve(TIMED_OUT), this.ms);
+    this.#timer = setTimeout(() => {
+      this.#passed = true;
+      this.#wake?.(TIMED_OUT);
+    }, this.ms);
+  }
+
+  reached(): Promise<typeof TIMED_OUT> {
+    if (this.#passed) return Promise.resolve(TIMED_OUT);
+    return new Promise((resolve) => {
+      this.#wake = resolve;
     });
   }
 
   clear(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#passed = false;
+    this.#wake = undefined;
   }
 }

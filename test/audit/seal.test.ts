@@ -88,6 +88,23 @@ describe('the log sealer', () => {
     expect((await seals(store)).map((s) => s.events.length)).toEqual([2]);
   });
 
+  it('seals at the time bound while events keep coming, then goes on with a new range', async () => {
+    const store = new MemoryEventStore();
+    startSealer(store, { sealEvery: 1_000, sealAfterMs: 20 });
+    let last = 0;
+    const until = Date.now() + 150;
+    while (Date.now() < until) {
+      last = await appendEvents(store, 1);
+      await new Promise((resolve) => setTimeout(resolve, 3));
+    }
+    await untilSealed(store, last);
+    const ranges = (await seals(store)).map((s) => s.events.length);
+    // A range of 1,000 never fills here: every seal but the last came from its time bound.
+    expect(ranges.length).toBeGreaterThanOrEqual(3);
+    expect(ranges.reduce((a, b) => a + b, 0)).toBe((await logEvents(store)).length);
+    expect((await verifyLog(store)).ok).toBe(true);
+  });
+
   it('never lists a seal in a range: the chain of seals covers them', async () => {
     const store = await sealedLog(10, 2);
     const sealPositions = new Set((await store.readStream(SEALS_STREAM)).map((e) => e.position));
