@@ -14,6 +14,7 @@
  */
 
 import { GATEWAY_PROJECTIONS } from '../../services/gateway/projections.ts';
+import { subscribe } from '../../shared/event-store/subscription.ts';
 import { type EventStore, isCaughtUp } from '../../shared/event-store/types.ts';
 import { MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
 import { loadDataset, planDataset } from '../lib/dataset.ts';
@@ -34,7 +35,7 @@ async function foldWithoutSnapshots(store: EventStore): Promise<{ perSecond: num
   const started = performance.now();
   let events = 0;
   try {
-    for await (const item of store.subscribe({ signal: controller.signal, batchSize: 1000 })) {
+    for await (const item of subscribe(store, { signal: controller.signal, batchSize: 1000 })) {
       if (isCaughtUp(item)) break;
       events++;
       for (const [i, projection] of GATEWAY_PROJECTIONS.entries()) {

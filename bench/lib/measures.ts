@@ -5,6 +5,7 @@ import { type TokensState, tokensProjection } from '../../projections/tokens.ts'
 import { GATEWAY_PROJECTIONS } from '../../services/gateway/projections.ts';
 import { RUNTIME_PROJECTIONS } from '../../services/runtime/projections.ts';
 import type { StudioEvent } from '../../services/studios/studio.ts';
+import { subscribe } from '../../shared/event-store/subscription.ts';
 import type {
   EventMetadata,
   EventStore,
@@ -127,7 +128,7 @@ export async function measureSubscribeCatchUp(store: EventStore, batchSize?: num
   const started = performance.now();
   let events = 0;
   try {
-    for await (const item of store.subscribe({
+    for await (const item of subscribe(store, {
       signal: controller.signal,
       ...(batchSize ? { batchSize } : {}),
     })) {

@@ -34,10 +34,10 @@ export interface StreamHubHealth {
 }
 
 /**
- * One subscription per stream, however many clients follow it: the store's `subscribe` is read once
- * per change. A reader queues what the subscription yields; a delivery step, once per tick of the
- * event loop, hands everything queued to every listener as one batch, so a burst costs each client
- * one write instead of one per event. A tail stops when its last listener leaves.
+ * One subscription per stream, however many clients follow it: the store is read once per change.
+ * A reader queues what the subscription yields; a delivery step, once per tick of the event loop,
+ * hands everything queued to every listener as one batch, so a burst costs each client one write
+ * instead of one per event. A tail stops when its last listener leaves.
  */
 export class StreamHub {
   #tails = new Map<string, Tail>();

@@ -2,7 +2,7 @@ import { KeyedLock } from '../keyed-lock.ts';
 import { ChangeNotifier } from './change-notifier.ts';
 import { newEventId } from './event-id.ts';
 import { firstIndexAfter } from './positions.ts';
-import { eventsOf, subscribeThroughReads } from './subscription.ts';
+import { subscribeThroughReads } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -19,7 +19,6 @@ import {
   type StoredEvent,
   type StoreTestHooks,
   type SubscribeOptions,
-  type SubscriptionItem,
   type SubscriptionPage,
 } from './types.ts';
 
@@ -149,10 +148,6 @@ export class MemoryEventStore implements EventStore {
       result.push(clone(event));
     }
     return result;
-  }
-
-  subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
-    return eventsOf(this.subscribePages(options), options.signal);
   }
 
   subscribePages(options: SubscribeOptions): AsyncIterable<SubscriptionPage> {

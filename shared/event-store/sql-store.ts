@@ -10,7 +10,7 @@ import {
   type PendingAppend,
 } from './sql-append.ts';
 import { type SqlDriver, sqlState, UNIQUE_VIOLATION } from './sql-driver.ts';
-import { eventsOf, subscribeThroughReads } from './subscription.ts';
+import { subscribeThroughReads } from './subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -26,7 +26,6 @@ import {
   type StoredEvent,
   type StoreTestHooks,
   type SubscribeOptions,
-  type SubscriptionItem,
   type SubscriptionPage,
 } from './types.ts';
 
@@ -257,10 +256,6 @@ export class SqlEventStore implements ImportingStore {
       params,
     );
     return result.rows.map(toStoredEvent);
-  }
-
-  subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
-    return eventsOf(this.subscribePages(options), options.signal);
   }
 
   subscribePages(options: SubscribeOptions): AsyncIterable<SubscriptionPage> {

@@ -142,7 +142,15 @@ export function subscribeThroughReads(
   return catchUpThenLive(options, read, changes, reads.hidden);
 }
 
-/** A subscription's pages an event at a time, until `signal` aborts: `subscribe` from `subscribePages`. */
+/** A subscription an event at a time: `store.subscribePages` with each page handed on event by event. */
+export function subscribe(
+  store: Pick<EventStore, 'subscribePages'>,
+  options: SubscribeOptions,
+): AsyncGenerator<SubscriptionItem> {
+  return eventsOf(store.subscribePages(options), options.signal);
+}
+
+/** A subscription's pages an event at a time, until `signal` aborts. */
 export async function* eventsOf(
   pages: AsyncIterable<SubscriptionPage>,
   signal: AbortSignal,

@@ -119,11 +119,9 @@ export interface EventStore {
   append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult>;
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
-  /** Catch-up, then a `$caught_up` marker, then live events; ends cleanly when the signal aborts. */
-  subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem>;
   /**
-   * The same subscription, its events handed on a page at a time: for readers that fold many
-   * events (a replay), to whom handing them on one by one costs more than the folding.
+   * Catch-up, then a `$caught_up` marker, then live events, handed on a page at a time; ends
+   * cleanly when the signal aborts. `subscribe` (subscription.ts) hands them on one by one.
    */
   subscribePages(options: SubscribeOptions): AsyncIterable<SubscriptionPage>;
   /** Position of the last event a reader can see (0 when empty). */

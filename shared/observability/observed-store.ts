@@ -30,7 +30,6 @@ export function observedStore(store: EventStore, metrics: MetricsRegistry): Even
     },
     readStream: (streamId, options) => store.readStream(streamId, options),
     readAll: (options) => store.readAll(options),
-    subscribe: (options) => store.subscribe(options),
     subscribePages: (options) => store.subscribePages(options),
     headPosition: () => store.headPosition(),
     close: () => store.close(),

@@ -63,10 +63,6 @@ export class TamperedLog implements EventStore {
     return this.inner.append(streamId, events, options);
   }
 
-  subscribe(options: SubscribeOptions) {
-    return this.inner.subscribe(options);
-  }
-
   subscribePages(options: SubscribeOptions) {
     return this.inner.subscribePages(options);
   }

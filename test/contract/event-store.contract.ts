@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { subscribe as subscribeTo } from '../../shared/event-store/subscription.ts';
 import {
   DuplicateEventId,
   type EventMetadata,
@@ -125,7 +126,6 @@ function tracked(inner: EventStore): EventStore & { readonly lastPosition: numbe
     },
     readStream: (streamId, options) => inner.readStream(streamId, options),
     readAll: (options) => inner.readAll(options),
-    subscribe: (options) => inner.subscribe(options),
     subscribePages: (options) => inner.subscribePages(options),
     headPosition: () => inner.headPosition(),
     close: () => inner.close(),
@@ -984,7 +984,11 @@ export function eventStoreContract(
         for (const options of [{ after: base }, { streamId: s }]) {
           const controller = new AbortController();
           const got: unknown[] = [];
-          for await (const item of store.subscribe({ ...options, batchSize: 2, signal: controller.signal })) {
+          for await (const item of subscribeTo(store, {
+            ...options,
+            batchSize: 2,
+            signal: controller.signal,
+          })) {
             got.push(item);
             if (got.length === 3) controller.abort();
           }
@@ -996,8 +1000,8 @@ export function eventStoreContract(
         const s = streamId('sub-pre-aborted');
         await store.append(s, events(1), { metadata: META });
         const got: unknown[] = [];
-        for await (const item of store.subscribe({ signal: AbortSignal.abort() })) got.push(item);
-        for await (const item of store.subscribe({ streamId: s, signal: AbortSignal.abort() }))
+        for await (const item of subscribeTo(store, { signal: AbortSignal.abort() })) got.push(item);
+        for await (const item of subscribeTo(store, { streamId: s, signal: AbortSignal.abort() }))
           got.push(item);
         expect(got).toEqual([]);
       });

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../shared/event-store/postgres.ts';
 import type { SqlEventStore } from '../../shared/event-store/sql-store.ts';
+import { subscribe } from '../../shared/event-store/subscription.ts';
 import type { StoredEvent } from '../../shared/event-store/types.ts';
 import { waitUntil } from '../../shared/testing/wait.ts';
 import { freshPostgresDatabase, postgresUnavailableReason } from '../support/postgres.ts';
@@ -38,7 +39,7 @@ describe.skipIf(database === undefined)(
       const stop = new AbortController();
       let caughtUp = false;
       const following = (async () => {
-        for await (const item of store.subscribe({ signal: stop.signal })) {
+        for await (const item of subscribe(store, { signal: stop.signal })) {
           if (item.type === '$caught_up') caughtUp = true;
           else seen.push(item as StoredEvent);
         }

@@ -67,7 +67,6 @@ function withSubscribe(store: MemoryEventStore, over: Pick<EventStore, 'subscrib
     append: (...args) => store.append(...args),
     readStream: (...args) => store.readStream(...args),
     readAll: (...args) => store.readAll(...args),
-    subscribe: (options) => store.subscribe(options),
     subscribePages: over.subscribePages,
     headPosition: () => store.headPosition(),
     close: () => store.close(),

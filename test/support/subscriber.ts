@@ -1,3 +1,4 @@
+import { subscribe } from '../../shared/event-store/subscription.ts';
 import {
   type CaughtUp,
   type EventStore,
@@ -33,7 +34,7 @@ export class Subscriber {
     const signal = options.signal ?? this.#controller.signal;
     this.done = (async () => {
       try {
-        for await (const item of store.subscribe({ ...options, signal })) {
+        for await (const item of subscribe(store, { ...options, signal })) {
           this.items.push(item);
           if (isCaughtUp(item)) this.#markerCount++;
           else this.#ids.add(item.id);

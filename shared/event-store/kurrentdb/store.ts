@@ -9,7 +9,7 @@
  * - `position` is the event's commit position in the transaction log as a number (positions.ts).
  *   They are not dense: the gaps belong to other records of the log (system events, id
  *   reservations, other applications' streams).
- * - `readAll` and `subscribe` skip system streams (`$…`), system event types (`$…`), the id
+ * - `readAll` and `subscribePages` skip system streams (`$…`), system event types (`$…`), the id
  *   reservation streams and, with a prefix, every stream outside it: server-side with a stream
  *   name (or event type) regular expression filter, checked again client-side.
  * - Event ids are unique across the whole store through one reservation stream per id
@@ -35,7 +35,7 @@ import {
 } from '@kurrent/kurrentdb-client';
 import { ChangeNotifier } from '../change-notifier.ts';
 import { newEventId } from '../event-id.ts';
-import { eventsOf, subscribeThroughReads } from '../subscription.ts';
+import { subscribeThroughReads } from '../subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -52,7 +52,6 @@ import {
   type ReadStreamOptions,
   type StoredEvent,
   type SubscribeOptions,
-  type SubscriptionItem,
   type SubscriptionPage,
   WrongExpectedRevision,
 } from '../types.ts';
@@ -190,10 +189,6 @@ export class KurrentDbEventStore implements EventStore {
       if (stream !== undefined && event.streamId !== stream) return false;
       return types === undefined || types.has(event.type);
     });
-  }
-
-  subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
-    return eventsOf(this.subscribePages(options), options.signal);
   }
 
   async *subscribePages(options: SubscribeOptions): AsyncGenerator<SubscriptionPage> {

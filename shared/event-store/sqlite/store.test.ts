@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../testing/wait.ts';
+import { subscribe } from '../subscription.ts';
 import { EventLogStopped, isCaughtUp, type SubscriptionItem } from '../types.ts';
 import { openSqliteLog } from './open.ts';
 import { migrateSqlite } from './schema.ts';
@@ -244,7 +245,7 @@ describe('the embedded store on SQLite', () => {
     const controller = new AbortController();
     const items: SubscriptionItem[] = [];
     const following = (async () => {
-      for await (const item of log.store.subscribe({ signal: controller.signal, categories: ['session'] }))
+      for await (const item of subscribe(log.store, { signal: controller.signal, categories: ['session'] }))
         items.push(item);
     })();
     try {

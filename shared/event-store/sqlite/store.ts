@@ -2,7 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { AppendBatcher } from '../append-batcher.ts';
 import { ChangeNotifier } from '../change-notifier.ts';
 import { newEventId } from '../event-id.ts';
-import { eventsOf, subscribeThroughReads } from '../subscription.ts';
+import { subscribeThroughReads } from '../subscription.ts';
 import {
   type AppendOptions,
   type AppendResult,
@@ -20,7 +20,6 @@ import {
   type StoredEvent,
   type StoreTestHooks,
   type SubscribeOptions,
-  type SubscriptionItem,
   type SubscriptionPage,
   streamCategory,
 } from '../types.ts';
@@ -298,10 +297,6 @@ export class SqliteEventStore implements ImportingStore {
       this.#readAllStatements.set(where, statement);
     }
     return statement;
-  }
-
-  subscribe(options: SubscribeOptions): AsyncIterable<SubscriptionItem> {
-    return eventsOf(this.subscribePages(options), options.signal);
   }
 
   subscribePages(options: SubscribeOptions): AsyncIterable<SubscriptionPage> {
