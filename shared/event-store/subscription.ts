@@ -119,9 +119,9 @@ export async function* catchUpThenLive(
 }
 
 /**
- * `subscribePages` through a store's own reads: the whole log in positions (`readAll`), or one stream in
- * revisions (`readStream`). With `categories`, through `readCategories` where the store can filter
- * in its reads and tell how far it read, else through `readAll` filtered here.
+ * `subscribePages` through a store's own reads: the whole log in positions (`readAll`), or one
+ * stream in revisions (`readStream`). With `categories`, through `readCategories` where the store
+ * can filter in its reads and tell how far it read, else through `readAll` filtered here.
  */
 export function subscribeThroughReads(
   store: Pick<EventStore, 'readAll' | 'readStream'>,
