@@ -2,9 +2,11 @@
  * Which system calls does a chat completion make, and how many? The thin proxy (plain `node`) and
  * Studio, governed (budget and rate limits), on the embedded store (BENCH_GATEWAY_STORE), started
  * as BENCH_STUDIO_START says (`studio start` by default), each in front of the mock upstream, asked
- * for JSON and streamed chat completions in a closed loop of 50 connections; `perf trace -s` counts
- * every thread's calls while BENCH_SYSCALL_REQUESTS (default 5,000) requests are answered after a
- * warm-up. Prints calls per request by system call, for all threads and for the main thread alone.
+ * for JSON and streamed chat completions in a closed loop of 50 connections (or
+ * BENCH_SYSCALL_CONNECTIONS: 1 asks one request at a time, as an even low rate does); `perf trace
+ * -s` counts every thread's calls while BENCH_SYSCALL_REQUESTS (default 5,000) requests are answered
+ * after a warm-up. Prints calls per request by system call, for all threads and for the main thread
+ * alone.
  * Counts do not depend on how busy the machine is, as timings do: a change can be compared on a
  * noisy machine.
  *   node --import tsx bench/investigations/gateway/syscalls.ts
@@ -22,6 +24,7 @@ import { positiveFromEnv } from '../../lib/env.ts';
 import { round3 } from '../../lib/stats.ts';
 
 const REQUESTS = positiveFromEnv('BENCH_SYSCALL_REQUESTS', { integer: true }) ?? 5_000;
+const connections = positiveFromEnv('BENCH_SYSCALL_CONNECTIONS', { integer: true }) ?? CONNECTIONS;
 const store = studioStoreFromEnv();
 const start = studioStartFromEnv();
 const log = (message: string) => process.stderr.write(`[bench:syscalls] ${message}\n`);
@@ -83,7 +86,7 @@ async function measure(server: Server, stream: boolean): Promise<Counts> {
       path: server.path,
       headers: server.headers,
       body,
-      connections: CONNECTIONS,
+      connections,
       durationMs: requests === undefined ? 3_000 : 600_000,
       ...(requests === undefined ? {} : { requests }),
     });
@@ -161,7 +164,7 @@ const cell = (n: number | undefined) => (n === undefined || n < 0.005 ? '–' : 
 const sum = (map: Map<string, number>) => [...map.values()].reduce((a, b) => a + b, 0);
 process.stdout.write(
   [
-    `System calls per chat completion: ${CONNECTIONS} connections, closed loop, ${REQUESTS} requests counted; Studio as ${START_COMMAND[start]}, governed, ${store} event store`,
+    `System calls per chat completion: ${connections === 1 ? 'one request at a time' : `${connections} connections, closed loop`}, ${REQUESTS} requests counted; Studio as ${START_COMMAND[start]}, governed, ${store} event store`,
     '',
     `| system call: all threads (main thread) | ${columns.map((c) => c.label).join(' | ')} |`,
     `|---|${columns.map(() => '---').join('|')}|`,
