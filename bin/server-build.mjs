@@ -21,6 +21,7 @@ export const SERVER_BUILD_OPTIONS = {
   packages: 'external',
   splitting: true,
   sourcemap: true,
+  sourcesContent: false,
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
 };

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -76,5 +76,35 @@ describe('bin/studio.mjs chooses the build or the sources', () => {
     });
     expect(stdout).toContain('Usage: studio');
     expect(stderr).toMatch(/running the build .*dist\/server\/cli\.js/);
+  });
+});
+
+describe('the build made by the test set-up', () => {
+  const server = join(import.meta.dirname, '..', '..', 'dist', 'server');
+
+  it('names the TypeScript file and line in a stack trace, with maps that hold no source text', async () => {
+    const chunks = join(server, 'chunks');
+    const files = (await readdir(chunks)).filter((f) => f.endsWith('.js'));
+    const texts = await Promise.all(files.map((f) => readFile(join(chunks, f), 'utf8')));
+    const chunk = files[texts.findIndex((text) => text.includes('function canonicalJson('))];
+    expect(chunk).toBeDefined();
+    // As bin/studio.mjs runs the build: source maps on, then the module; a BigInt makes it throw.
+    const script = `process.setSourceMapsEnabled(true);
+      const m = await import(${JSON.stringify(join(chunks, chunk!))});
+      const canonicalJson = Object.values(m).find((f) => f.name === 'canonicalJson');
+      try { canonicalJson({ a: 1n }); } catch (error) { console.log(error.stack); }`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
+    expect(stdout).toMatch(/at write \(.*shared\/canonical-json\.ts:\d+:\d+\)/);
+
+    const maps = [
+      ...(await readdir(server)).filter((f) => f.endsWith('.map')).map((f) => join(server, f)),
+      ...(await readdir(chunks)).filter((f) => f.endsWith('.map')).map((f) => join(chunks, f)),
+    ];
+    expect(maps.length).toBeGreaterThan(1);
+    for (const map of maps) {
+      const { mappings, sourcesContent } = JSON.parse(await readFile(map, 'utf8'));
+      expect(mappings.length).toBeGreaterThan(0);
+      expect(sourcesContent, map).toBeUndefined();
+    }
   });
 });
