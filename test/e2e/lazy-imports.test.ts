@@ -6,12 +6,14 @@ import { reachableRedis, redisUnavailableReason } from '../support/redis.ts';
 
 // The event-store adapters, kafkajs and ioredis weigh tens of MB once loaded: a gateway loads only
 // the ones its configuration uses (shared/event-store/open.ts, services/forwarder/gateway.ts,
-// shared/rate-limit/counters.ts), and OpenTelemetry only when traces are asked for
-// (shared/observability/tracing.ts).
+// shared/rate-limit/counters.ts), OpenTelemetry only when traces are asked for
+// (shared/observability/tracing.ts), and the AWS SDK's signer, event stream codec and credential
+// chain only when a Bedrock model is called (services/ai/providers/bedrock/): every MB a process
+// holds for good lets V8 grow its heap about four MB further before collecting it.
 
 const root = join(import.meta.dirname, '..', '..');
 const LIBRARIES =
-  /\/node_modules\/(better-sqlite3|pg|pg-pool|@electric-sql\/pglite|@kurrent\/[^/]+|kafkajs|ioredis|@opentelemetry\/[^/]+)\//;
+  /\/node_modules\/(better-sqlite3|pg|pg-pool|@electric-sql\/pglite|@kurrent\/[^/]+|kafkajs|ioredis|@opentelemetry\/[^/]+|@smithy\/[^/]+|@aws-crypto\/[^/]+|@aws-sdk\/[^/]+)\//;
 const redisUrl = await reachableRedis();
 
 async function librariesLoaded(store: 'memory' | 'sqlite', redis?: string, otlp?: string): Promise<string[]> {

@@ -662,7 +662,7 @@ describe('bedrock: ConverseStream', () => {
 describe('bedrock: the event stream framing', () => {
   const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
-  it('every cut of two frames gives the same two messages', () => {
+  it('every cut of two frames gives the same two messages', async () => {
     const frames = [
       eventFrame('messageStart', { role: 'assistant' }),
       eventFrame('messageStop', { stopReason: 'end_turn' }),
@@ -670,18 +670,20 @@ describe('bedrock: the event stream framing', () => {
     const bytes = Buffer.concat(frames);
     const expected = frames.map((f) => codec.decode(f));
     for (let cut = 0; cut <= bytes.length; cut++) {
-      const splitter = frameSplitter();
+      const splitter = await frameSplitter();
       const got = [...splitter.push(bytes.subarray(0, cut)), ...splitter.push(bytes.subarray(cut))];
       expect(got, `cut at ${cut}`).toEqual(expected);
       expect(splitter.partial).toBe(false);
     }
   });
 
-  it('a frame whose checksum is wrong, or whose length is impossible, is a 502', () => {
+  it('a frame whose checksum is wrong, or whose length is impossible, is a 502', async () => {
     const frame = Buffer.from(eventFrame('messageStart', { role: 'assistant' }));
     frame[frame.length - 1]! ^= 0xff;
-    expect(() => frameSplitter().push(frame)).toThrow(/corrupt event stream frame/);
-    expect(() => frameSplitter().push(Buffer.alloc(12))).toThrow(/malformed event stream frame/);
+    const corrupt = await frameSplitter();
+    expect(() => corrupt.push(frame)).toThrow(/corrupt event stream frame/);
+    const malformed = await frameSplitter();
+    expect(() => malformed.push(Buffer.alloc(12))).toThrow(/malformed event stream frame/);
   });
 });
 

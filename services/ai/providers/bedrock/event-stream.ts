@@ -1,5 +1,4 @@
-import { EventStreamCodec, type Message } from '@smithy/eventstream-codec';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import type { EventStreamCodec, Message } from '@smithy/eventstream-codec';
 import { ApiError } from '../../../../shared/errors.ts';
 import { isBodyTimeout, type UpstreamResponse } from '../../upstream.ts';
 
@@ -9,7 +8,13 @@ import { isBodyTimeout, type UpstreamResponse } from '../../upstream.ts';
  * them anywhere, so bytes are gathered until a whole frame is there; the SDK's codec checks both
  * CRCs and parses the headers.
  */
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
+let codec: Promise<EventStreamCodec> | undefined;
+/** The SDK's codec, loaded at the first event stream: a gateway that never calls Bedrock never loads it. */
+const loadCodec = () =>
+  (codec ??= Promise.all([import('@smithy/eventstream-codec'), import('@smithy/util-utf8')]).then(
+    ([{ EventStreamCodec }, { fromUtf8, toUtf8 }]) => new EventStreamCodec(toUtf8, fromUtf8),
+  ));
+const UTF8 = new TextDecoder();
 const PRELUDE = 12;
 const MIN_FRAME = 16;
 /** The format's own limit on one message. */
@@ -30,7 +35,7 @@ const header = (message: Message, name: string): string | undefined => {
 
 function frameOf(message: Message): StreamFrame {
   const type = header(message, ':message-type') ?? 'event';
-  const text = toUtf8(message.body);
+  const text = UTF8.decode(message.body);
   let payload: unknown = {};
   if (text.trim()) {
     try {
@@ -63,7 +68,8 @@ function frameOf(message: Message): StreamFrame {
 }
 
 /** Splits bytes as they arrive into whole frames. */
-export function frameSplitter() {
+export async function frameSplitter() {
+  const decoder = await loadCodec();
   let pending = Buffer.alloc(0);
   return {
     push(chunk: Uint8Array): Message[] {
@@ -75,7 +81,7 @@ export function frameSplitter() {
           throw new ApiError('upstream_error', 'the upstream sent a malformed event stream frame');
         if (pending.length < length) break;
         try {
-          messages.push(codec.decode(pending.subarray(0, length)));
+          messages.push(decoder.decode(pending.subarray(0, length)));
         } catch {
           throw new ApiError('upstream_error', 'the upstream sent a corrupt event stream frame');
         }
@@ -95,7 +101,7 @@ export async function* readEventStream(
   response: UpstreamResponse,
   signal: AbortSignal,
 ): AsyncGenerator<StreamFrame> {
-  const frames = frameSplitter();
+  const frames = await frameSplitter();
   try {
     for await (const chunk of response.body) {
       for (const message of frames.push(chunk)) yield frameOf(message);

@@ -1,5 +1,12 @@
-import { Sha256 } from '@aws-crypto/sha256-js';
-import { SignatureV4 } from '@smithy/signature-v4';
+/**
+ * The AWS SDK's signer, loaded at the first signature: a gateway that never calls Bedrock keeps it
+ * out of its heap ("The server compiled ahead of time" in docs/decisions.md).
+ */
+let signing:
+  | Promise<[typeof import('@aws-crypto/sha256-js'), typeof import('@smithy/signature-v4')]>
+  | undefined;
+const loadSigning = () =>
+  (signing ??= Promise.all([import('@aws-crypto/sha256-js'), import('@smithy/signature-v4')]));
 
 /** A key pair, and the session token that comes with temporary credentials. */
 export interface AwsCredentials {
@@ -31,6 +38,7 @@ export interface SigningInput {
  * S3 wants the payload hash in a header; it is signed into the canonical request all the same.
  */
 export async function signRequest(input: SigningInput): Promise<Record<string, string>> {
+  const [{ Sha256 }, { SignatureV4 }] = await loadSigning();
   const signer = new SignatureV4({
     service: input.service,
     region: input.region,
