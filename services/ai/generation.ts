@@ -266,7 +266,6 @@ export class Generation {
     const charged = this.charged(metered);
     if (this.#done) return charged;
     this.#done = true;
-    this.#stopHolding();
     const { inputTokens, outputTokens } = charged;
     this.permit.release(this.cached ? 0 : inputTokens + outputTokens);
     this.#settleSpan(inputTokens, outputTokens);
@@ -283,6 +282,8 @@ export class Generation {
       this.span.fail(error);
       throw error;
     } finally {
+      // Held until the charge is recorded, so every budget decision sees the one or the other.
+      this.#stopHolding();
       this.span.end();
     }
     return charged;
@@ -304,7 +305,6 @@ export class Generation {
   async failed(error: unknown, metered?: Metered): Promise<void> {
     if (this.#done) return;
     this.#done = true;
-    this.#stopHolding();
     const { inputTokens, outputTokens } = this.charged(metered);
     this.permit.release(this.cached ? 0 : inputTokens + outputTokens);
     const api = error instanceof ApiError ? error : undefined;
@@ -331,6 +331,7 @@ export class Generation {
         }),
       );
     } finally {
+      this.#stopHolding();
       this.span.end();
     }
   }

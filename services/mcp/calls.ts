@@ -136,6 +136,7 @@ export async function governedCall<T>(
     await note('rate_limited');
     throw new CallRefused('rate_limited', error instanceof Error ? error.message : String(error));
   }
+  let stopHolding: () => void = () => undefined;
   try {
     const reservation =
       price > 0
@@ -155,6 +156,12 @@ export async function governedCall<T>(
       throw new CallRefused(
         'budget_exceeded',
         budgetRefusal(reservation).message.replace('generation', 'call'),
+      );
+    }
+    if (reservation.kind === 'reserved') {
+      stopHolding = deps.usage.holdLease(
+        { reservationId: reservation.reservationId, studioId: caller.studioId },
+        deps.usage.leaseMsOf('text'),
       );
     }
     const startedAt =
@@ -196,6 +203,8 @@ export async function governedCall<T>(
     );
     return answered.result;
   } finally {
+    // After the call's record: until then, this process counts its reservation as open.
+    stopHolding();
     permit.release(0);
   }
 }

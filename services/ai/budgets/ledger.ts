@@ -98,7 +98,9 @@ const DAY_MS = 86_400_000;
 
 /**
  * Once a new day is seen: drops day windows older than yesterday, month windows older than last
- * month, and reservations that expired before it. Driven by the events alone, so a rebuild drops
+ * month, and reservations that expired before yesterday (a day later than needed, so that one whose
+ * generation still runs in its process, which counts it whatever its lease says, is not dropped
+ * when its lease lapsed just before midnight). Driven by the events alone, so a rebuild drops
  * exactly what the live fold dropped.
  */
 function forgetPast(state: LedgerState, iso: string): void {
@@ -118,27 +120,39 @@ function forgetPast(state: LedgerState, iso: string): void {
   };
   for (const key of state.spent.keys()) if (stale(key)) state.spent.delete(key);
   for (const key of state.exceeded) if (stale(key)) state.exceeded.delete(key);
-  for (const [id, r] of state.open) if (r.expiresAt < iso) state.open.delete(id);
+  for (const [id, r] of state.open) if (r.expiresAt < keepDay) state.open.delete(id);
 }
 
 export const spentIn = (state: LedgerState, tokenId: string | null, windowKey: string) =>
   state.spent.get(balanceKey(tokenId, windowKey)) ?? 0;
 
+/** Reservations whose generations still run in the process deciding (see `reservedIn`). */
+export interface HeldHere {
+  has(reservationId: string): boolean;
+}
+
+const NONE_HELD: HeldHere = { has: () => false };
+
 /**
  * Micro-dollars held back by reservations of `tokenId` (null: of every token of the studio) started
- * in `windowKey` and not expired at `now`.
+ * in `windowKey` and not expired at `now`. A reservation in `heldHere` counts whatever its lease
+ * says: its generation runs in this process and will be charged, so it is open until settled, even
+ * when the extension of its lease was not written in time. The lease only decides for reservations
+ * of other processes, which may have died.
  */
 export function reservedIn(
   state: LedgerState,
   tokenId: string | null,
   windowKey: string,
   now: string,
+  heldHere: HeldHere = NONE_HELD,
 ): number {
   // Started in the window: its instant begins with the window's date (`total`: any instant).
   const prefix = windowPrefix(windowKey);
   let total = 0;
   for (const r of state.open.values()) {
-    if (r.expiresAt <= now || !r.startedAt.startsWith(prefix)) continue;
+    if (!r.startedAt.startsWith(prefix)) continue;
+    if (r.expiresAt <= now && !heldHere.has(r.reservationId)) continue;
     if (tokenId === null || r.tokenId === tokenId) total += r.amountMicroUsd;
   }
   return total;

@@ -1,7 +1,7 @@
 import type { GenerationAsk } from '../generation-ask.ts';
 import { costCeilingMicroUsd, type Price } from '../prices/price.ts';
 import type { BudgetRule } from './budgets.ts';
-import { type LedgerState, reservedIn, spentIn } from './ledger.ts';
+import { type HeldHere, type LedgerState, reservedIn, spentIn } from './ledger.ts';
 import { windowKey } from './windows.ts';
 
 export interface ReservationRequest {
@@ -24,10 +24,15 @@ export type ReservationDecision =
   | { kind: 'refused'; rule: BudgetRule; availableMicroUsd: number; neededMicroUsd: number };
 
 /** What `rule` has left at `now`: its amount less what was spent and is reserved in the window. */
-export function availableUnder(rule: BudgetRule, ledger: LedgerState, now: string): number {
+export function availableUnder(
+  rule: BudgetRule,
+  ledger: LedgerState,
+  now: string,
+  heldHere?: HeldHere,
+): number {
   const key = windowKey(rule.window, now);
-  const held = spentIn(ledger, rule.tokenId, key) + reservedIn(ledger, rule.tokenId, key, now);
-  return rule.amountMicroUsd - held;
+  const taken = spentIn(ledger, rule.tokenId, key) + reservedIn(ledger, rule.tokenId, key, now, heldHere);
+  return rule.amountMicroUsd - taken;
 }
 
 /**
@@ -35,15 +40,17 @@ export function availableUnder(rule: BudgetRule, ledger: LedgerState, now: strin
  * aside. The worst case is the input's upper bound plus the output cap at the model's prices; when
  * the cap asked (or the model's limit) costs more than the budgets have left, the cap is lowered to
  * what they can pay, and only a generation that could not produce one token is refused.
+ * `heldHere`: the reservations of generations running in the deciding process, open until settled.
  */
 export function decideReservation(
   rules: readonly BudgetRule[],
   ledger: LedgerState,
   request: ReservationRequest,
+  heldHere?: HeldHere,
 ): ReservationDecision {
   const { price, ask, now } = request;
   const tightest = rules
-    .map((rule) => ({ rule, available: availableUnder(rule, ledger, now) }))
+    .map((rule) => ({ rule, available: availableUnder(rule, ledger, now, heldHere) }))
     .sort((a, b) => a.available - b.available)[0];
   const asked = ask.maxOutputTokens ?? request.outputLimit;
   const fixed = costCeilingMicroUsd(price, {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryEventStore } from '../../../shared/event-store/memory.ts';
 import type { AppendOptions, EventStore, NewEvent } from '../../../shared/event-store/types.ts';
 import { waitUntil } from '../../../shared/testing/wait.ts';
+import { FREE } from '../prices/price.ts';
 import type { GenerationEvent } from './events.ts';
 import { UsageRecorder } from './recorder.ts';
 
@@ -169,6 +170,49 @@ describe('UsageRecorder', () => {
       'BudgetExceeded',
     ]);
     expect(log[4]!.data).toMatchObject({ spentMicroUsd: 12 });
+  });
+
+  it('counts a reservation this process holds after its lease lapsed behind a slow store; the lease decides once it is let go', async () => {
+    const store = new WatchedStore();
+    const total = {
+      studioId: 'acme',
+      tokenId: null,
+      amountMicroUsd: 1_000_000,
+      window: 'total',
+      mode: 'hard',
+    } as const;
+    const recorder = new UsageRecorder(store, undefined, undefined, {
+      rulesOf: () => [total],
+      ledgerOf: () => undefined,
+    });
+    const leaseMs = 20;
+    // 600,000 micro-dollars each: the budget pays for one at a time.
+    const reserve = (requestId: string) =>
+      recorder.reserve({
+        studioId: 'acme',
+        tokenId: 'tok_1',
+        requestId,
+        model: 'dev/echo',
+        price: { ...FREE, input_per_mtok: 10 },
+        ask: { inputTokensAtMost: 60_000, inputTokensAtLeast: 1 },
+        outputLimit: 0,
+        leaseMs,
+      });
+    const first = await reserve('r1');
+    if (first.kind !== 'reserved') throw new Error(`expected a reservation, got ${first.kind}`);
+    store.next = ['hold'];
+    const letGo = recorder.holdLease({ reservationId: first.reservationId, studioId: 'acme' }, leaseMs);
+    await waitUntil(() => store.appends.length === 2, 'the first extension is being appended', 1_000);
+    // The next reservation waits behind the extension, stuck in the store until the lease it
+    // extends has lapsed; the extensions due meanwhile queue behind the reservation.
+    const second = reserve('r2');
+    await new Promise((resolve) => setTimeout(resolve, leaseMs * 3));
+    store.release();
+    expect(await second).toMatchObject({ kind: 'refused', availableMicroUsd: 400_000 });
+
+    letGo();
+    await new Promise((resolve) => setTimeout(resolve, leaseMs * 2));
+    expect(await reserve('r3')).toMatchObject({ kind: 'reserved', amountMicroUsd: 600_000 });
   });
 
   it('keeps retrying, a second apart, while the store fails', async () => {

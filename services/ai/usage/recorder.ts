@@ -14,6 +14,7 @@ import {
   copyLedger,
   emptyLedger,
   foldLedger,
+  type HeldHere,
   type LedgerState,
   spentIn,
 } from '../budgets/ledger.ts';
@@ -36,8 +37,9 @@ import {
 
 const RETRY_AFTER_MS = 1_000;
 /**
- * How long a reservation holds unless extended: a generation extends it while it runs
- * (`holdLease`), so only one whose process died lets it lapse, this long after.
+ * How long a reservation holds for other processes unless extended: a generation extends it while
+ * it runs (`holdLease`), so only one whose process died lets it lapse, this long after. Its own
+ * process counts it until it is settled, whatever its lease says.
  */
 const RESERVATION_LEASE_MS = 10 * 60_000;
 /**
@@ -113,8 +115,11 @@ export class UsageRecorder {
   readonly #commits: GroupCommit<Submission, Outcome>;
   readonly #ledgers = new Map<string, { state: LedgerState; fresh: boolean }>();
   readonly #retrying = new Set<Promise<void>>();
-  /** Reservations whose generations still run in this process: their leases are extended together. */
-  readonly #held = new Set<HeldLease>();
+  /**
+   * Reservations whose generations still run in this process, by id: their leases are extended
+   * together, and this process's budget decisions count them as open until they are settled.
+   */
+  readonly #held = new Map<string, HeldLease>();
   #extending: { timer: NodeJS.Timeout; everyMs: number } | undefined;
   #closed = false;
 
@@ -180,13 +185,15 @@ export class UsageRecorder {
   }
 
   /**
-   * Keeps a reservation from expiring while its generation runs: every third of `leaseMs` its lease
-   * is extended to `leaseMs` from then (`BudgetLeaseExtended`), until the returned function is
-   * called. A process that dies stops extending, and its reservations lapse a lease later.
+   * Keeps a reservation open while its generation runs, until the returned function is called
+   * (once its generation's event is recorded, so that no decision falls between the two). This
+   * process counts it as open however late its extensions are written; for the others, every third
+   * of `leaseMs` its lease is extended to `leaseMs` from then (`BudgetLeaseExtended`). A process
+   * that dies stops extending, and its reservations lapse a lease later.
    */
   holdLease(reservation: { reservationId: string; studioId: string }, leaseMs: number): () => void {
     const held: HeldLease = { ...reservation, leaseMs, extendedAt: Date.now() };
-    this.#held.add(held);
+    this.#held.set(held.reservationId, held);
     // One timer for every lease held, ticking often enough for the shortest.
     const everyMs = Math.max(10, leaseMs / 6);
     if (!this.#extending || everyMs < this.#extending.everyMs) {
@@ -194,7 +201,7 @@ export class UsageRecorder {
       this.#extending = { timer: setInterval(() => this.#extendDue(), everyMs).unref(), everyMs };
     }
     return () => {
-      this.#held.delete(held);
+      if (this.#held.get(held.reservationId) === held) this.#held.delete(held.reservationId);
       if (this.#held.size === 0) this.#stopExtending();
     };
   }
@@ -206,7 +213,7 @@ export class UsageRecorder {
 
   #extendDue(): void {
     const now = Date.now();
-    for (const held of this.#held) {
+    for (const held of this.#held.values()) {
       if (now - held.extendedAt < held.leaseMs / 3) continue;
       held.extendedAt = now;
       const data = {
@@ -230,7 +237,7 @@ export class UsageRecorder {
     for (let conflicts = 0; ; conflicts++) {
       const ledger = await this.#ledger(studioId);
       const draft = copyLedger(ledger);
-      const { events, outcomes } = decideBatch(rules, draft, items, new Date());
+      const { events, outcomes } = decideBatch(rules, draft, items, new Date(), this.#held);
       if (events.length === 0) return outcomes;
       try {
         const result = await this.#append(
@@ -353,13 +360,15 @@ const hardRulesFor = (rules: readonly BudgetRule[], tokenId: string | null) =>
 /**
  * The events one batch appends, decided in order on `ledger` (mutated as they are): each
  * generation's record, each reservation the budgets can pay for, and a `BudgetExceeded` for each
- * soft budget the batch takes past its amount for the first time in its window.
+ * soft budget the batch takes past its amount for the first time in its window. `heldHere`: the
+ * reservations of generations running in this process, open until settled.
  */
 function decideBatch(
   rules: readonly BudgetRule[],
   ledger: LedgerState,
   items: readonly Submission[],
   clock: Date,
+  heldHere: HeldHere,
 ): { events: UsageEvent[]; outcomes: Outcome[] } {
   const now = clock.toISOString();
   const events: UsageEvent[] = [];
@@ -382,7 +391,12 @@ function decideBatch(
       return undefined;
     }
     const { request } = item;
-    const decision = decideReservation(hardRulesFor(rules, request.tokenId), ledger, { ...request, now });
+    const decision = decideReservation(
+      hardRulesFor(rules, request.tokenId),
+      ledger,
+      { ...request, now },
+      heldHere,
+    );
     if (decision.kind === 'refused') return decision;
     const reservationId = randomUUID();
     append({
