@@ -51,6 +51,13 @@ async function logOf(store: EventStore, studioId: string) {
   return events.map((e) => ({ id: e.id, requestId: (e.data as { requestId: string }).requestId }));
 }
 
+/** A recorder for a studio `acme` with one budget for its whole life, of `amountMicroUsd`. */
+const withTotalBudget = (store: EventStore, mode: 'hard' | 'soft', amountMicroUsd: number) =>
+  new UsageRecorder(store, undefined, undefined, {
+    rulesOf: () => [{ studioId: 'acme', tokenId: null, amountMicroUsd, window: 'total', mode }],
+    ledgerOf: () => undefined,
+  });
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -143,17 +150,7 @@ describe('UsageRecorder', () => {
   it('with a budget, counts a retried event once and goes on deciding on the stream it finds', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout'] });
     const store = new WatchedStore();
-    const soft = {
-      studioId: 'acme',
-      tokenId: null,
-      amountMicroUsd: 10,
-      window: 'total',
-      mode: 'soft',
-    } as const;
-    const recorder = new UsageRecorder(store, undefined, undefined, {
-      rulesOf: () => [soft],
-      ledgerOf: () => undefined,
-    });
+    const recorder = withTotalBudget(store, 'soft', 10);
     store.next = ['lose-answer'];
     await expect(recorder.record(generation('acme', 'lost'))).rejects.toThrow('after commit');
     await vi.advanceTimersByTimeAsync(1_000);
@@ -174,17 +171,7 @@ describe('UsageRecorder', () => {
 
   it('counts a reservation this process holds after its lease lapsed behind a slow store; the lease decides once it is let go', async () => {
     const store = new WatchedStore();
-    const total = {
-      studioId: 'acme',
-      tokenId: null,
-      amountMicroUsd: 1_000_000,
-      window: 'total',
-      mode: 'hard',
-    } as const;
-    const recorder = new UsageRecorder(store, undefined, undefined, {
-      rulesOf: () => [total],
-      ledgerOf: () => undefined,
-    });
+    const recorder = withTotalBudget(store, 'hard', 1_000_000);
     const leaseMs = 20;
     // 600,000 micro-dollars each: the budget pays for one at a time.
     const reserve = (requestId: string) =>
