@@ -58,6 +58,34 @@ const withTotalBudget = (store: EventStore, mode: 'hard' | 'soft', amountMicroUs
     ledgerOf: () => undefined,
   });
 
+/** Asks `recorder` to reserve 600,000 micro-dollars for `requestId` (a budget of 1,000,000 pays for one at a time). */
+const reserveOn = (recorder: UsageRecorder, requestId: string, leaseMs: number) =>
+  recorder.reserve({
+    studioId: 'acme',
+    tokenId: 'tok_1',
+    requestId,
+    model: 'dev/echo',
+    price: { ...FREE, input_per_mtok: 10 },
+    ask: { inputTokensAtMost: 60_000, inputTokensAtLeast: 1 },
+    outputLimit: 0,
+    leaseMs,
+  });
+
+/** Records `requestId`'s generation, costing `costMicroUsd`, settling the reservation it was given. */
+async function settle(
+  recorder: UsageRecorder,
+  requestId: string,
+  reserving: ReturnType<typeof reserveOn>,
+  costMicroUsd: number,
+): Promise<void> {
+  const reserved = await reserving;
+  if (reserved.kind !== 'reserved')
+    throw new Error(`${requestId}: expected a reservation, got ${reserved.kind}`);
+  const { reservationId, startedAt } = reserved;
+  const data = { ...generation('acme', requestId).data, reservationId, startedAt, costMicroUsd };
+  await recorder.record({ type: 'GenerationCompleted', data });
+}
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -173,18 +201,7 @@ describe('UsageRecorder', () => {
     const store = new WatchedStore();
     const recorder = withTotalBudget(store, 'hard', 1_000_000);
     const leaseMs = 20;
-    // 600,000 micro-dollars each: the budget pays for one at a time.
-    const reserve = (requestId: string) =>
-      recorder.reserve({
-        studioId: 'acme',
-        tokenId: 'tok_1',
-        requestId,
-        model: 'dev/echo',
-        price: { ...FREE, input_per_mtok: 10 },
-        ask: { inputTokensAtMost: 60_000, inputTokensAtLeast: 1 },
-        outputLimit: 0,
-        leaseMs,
-      });
+    const reserve = (requestId: string) => reserveOn(recorder, requestId, leaseMs);
     const first = await reserve('r1');
     if (first.kind !== 'reserved') throw new Error(`expected a reservation, got ${first.kind}`);
     store.next = ['hold'];
@@ -200,6 +217,82 @@ describe('UsageRecorder', () => {
     letGo();
     await new Promise((resolve) => setTimeout(resolve, leaseMs * 2));
     expect(await reserve('r3')).toMatchObject({ kind: 'reserved', amountMicroUsd: 600_000 });
+  });
+
+  it('on two gateways, charges a generation whose lease lapsed unextended only what the budget has left', async () => {
+    const store = new MemoryEventStore();
+    const gatewayA = withTotalBudget(store, 'hard', 1_000_000);
+    const gatewayB = withTotalBudget(store, 'hard', 1_000_000);
+    // A's extensions are never written (its store stalled), so once its lease lapsed B no longer
+    // counts it, and reserves the room it held.
+    const onA = reserveOn(gatewayA, 'a', 20);
+    await onA;
+    expect(await reserveOn(gatewayB, 'b-early', 600_000)).toMatchObject({ kind: 'refused' });
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    const onB = reserveOn(gatewayB, 'b', 600_000);
+    await onB;
+
+    await settle(gatewayA, 'a', onA, 550_000);
+    await settle(gatewayB, 'b', onB, 550_000);
+
+    const charges = (await store.readStream('usage-acme'))
+      .filter((e) => e.type === 'GenerationCompleted')
+      .map((e) => e.data as { requestId: string; costMicroUsd: number; unchargedMicroUsd?: number });
+    expect(charges).toEqual([
+      expect.objectContaining({ requestId: 'a', costMicroUsd: 400_000, unchargedMicroUsd: 150_000 }),
+      expect.objectContaining({ requestId: 'b', costMicroUsd: 550_000 }),
+    ]);
+    expect(charges[1]!.unchargedMicroUsd).toBeUndefined();
+  });
+
+  it('keeps the reservation of a generation whose record failed open here until the retry stores it', async () => {
+    const store = new WatchedStore();
+    const recorder = withTotalBudget(store, 'hard', 1_000_000);
+    const leaseMs = 300;
+    const first = reserveOn(recorder, 'r1', leaseMs);
+    await first;
+    store.next = ['fail'];
+    await expect(settle(recorder, 'r1', first, 100_000)).rejects.toThrow('connection reset');
+    // Its generation is over and holds nothing; its lease lapses before the retry, a second later.
+    await new Promise((resolve) => setTimeout(resolve, leaseMs * 2));
+    expect(await reserveOn(recorder, 'r2', leaseMs)).toMatchObject({
+      kind: 'refused',
+      availableMicroUsd: 400_000,
+    });
+
+    await waitUntil(() => recorder.retrying === 0, 'the record is retried', 3_000);
+    const log = await store.readStream('usage-acme');
+    expect(log.filter((e) => e.type === 'GenerationCompleted').map((e) => e.data)).toEqual([
+      expect.objectContaining({ requestId: 'r1', costMicroUsd: 100_000 }),
+    ]);
+    expect(await reserveOn(recorder, 'r3', leaseMs)).toMatchObject({
+      kind: 'reserved',
+      amountMicroUsd: 600_000,
+    });
+  });
+
+  it('with hard and soft budgets, stores a record whose answer was lost once: its retry finds it stored', async () => {
+    const store = new WatchedStore();
+    const rules = [
+      { studioId: 'acme', tokenId: null, amountMicroUsd: 1_000_000, window: 'total', mode: 'hard' },
+      { studioId: 'acme', tokenId: null, amountMicroUsd: 50_000, window: 'total', mode: 'soft' },
+    ] as const;
+    const recorder = new UsageRecorder(store, undefined, undefined, {
+      rulesOf: () => rules,
+      ledgerOf: () => undefined,
+    });
+    const first = reserveOn(recorder, 'r1', 60_000);
+    await first;
+    store.next = ['lose-answer'];
+    await expect(settle(recorder, 'r1', first, 100_000)).rejects.toThrow('after commit');
+
+    await waitUntil(() => recorder.retrying === 0, 'the record is retried', 3_000);
+    const log = await store.readStream('usage-acme');
+    expect(log.map((e) => e.type)).toEqual(['BudgetReserved', 'GenerationCompleted', 'BudgetExceeded']);
+    expect(await reserveOn(recorder, 'r2', 60_000)).toMatchObject({
+      kind: 'reserved',
+      amountMicroUsd: 600_000,
+    });
   });
 
   it('keeps retrying, a second apart, while the store fails', async () => {

@@ -23,6 +23,7 @@ import {
   type ReservationDecision,
   type ReservationRequest,
 } from '../budgets/reservation.ts';
+import { chargeableOnSettling } from '../budgets/settlement.ts';
 import { windowKey } from '../budgets/windows.ts';
 import { FREE, type Price } from '../prices/price.ts';
 import type { PriceSource } from '../prices/price-book.ts';
@@ -229,8 +230,11 @@ export class UsageRecorder {
     }
   }
 
-  async #commit(studioId: string, items: Submission[]): Promise<Outcome[]> {
-    const rules = this.budgets?.rulesOf(studioId) ?? [];
+  async #commit(
+    studioId: string,
+    items: Submission[],
+    rules: readonly BudgetRule[] = this.budgets?.rulesOf(studioId) ?? [],
+  ): Promise<Outcome[]> {
     if (rules.length === 0 && items.every((item) => item.kind === 'record')) {
       return this.#appendBlind(studioId, items);
     }
@@ -303,17 +307,25 @@ export class UsageRecorder {
 
   #retryLater(studioId: string, event: GenerationEvent & { id: string }): void {
     this.logger?.warn({ studioId }, 'could not append usage; retrying');
+    // Its reservation stays open in this process until the event is stored, however long that takes.
+    const { reservationId, modality } = event.data;
+    const letGo =
+      reservationId === undefined
+        ? () => undefined
+        : this.holdLease({ reservationId, studioId }, this.leaseMsOf(modality));
     const retry = (async () => {
       // Every second, not backing off: the budgets of the studio wait for this event to count it.
       while (!this.#closed) {
         await pause(RETRY_AFTER_MS, undefined, { unref: true });
         if (this.#closed) break;
         try {
-          // Alone, not in a group: the failed append may have been stored with its answer lost, and
-          // an append mixing ids already stored with new ones is refused (DuplicateEventId), which
-          // would fail the generations grouped with it. Alone, a stored id is a no-op. The ledger
-          // is read again before the next budget decision, which then counts this event.
-          await this.#append(studioId, [event], 'any');
+          // Alone, not in a group, and decided on its hard budgets only: the failed append may have
+          // been stored with its answer lost, and an append mixing ids already stored with new ones
+          // (another generation's, a soft budget's BudgetExceeded) is refused (DuplicateEventId).
+          // Alone, a stored id returns the original result. The ledger is read again before the
+          // next budget decision, which then counts the event as it was stored.
+          const hardRules = (this.budgets?.rulesOf(studioId) ?? []).filter((rule) => rule.mode === 'hard');
+          await this.#commit(studioId, [{ kind: 'record', event }], hardRules);
           const cached = this.#ledgers.get(studioId);
           if (cached) cached.fresh = false;
           return;
@@ -323,7 +335,10 @@ export class UsageRecorder {
       }
     })();
     this.#retrying.add(retry);
-    void retry.finally(() => this.#retrying.delete(retry));
+    void retry.finally(() => {
+      letGo();
+      this.#retrying.delete(retry);
+    });
   }
 
   /** How many events wait for a retry after a failed append. */
@@ -354,6 +369,31 @@ interface HeldLease {
   extendedAt: number;
 }
 
+/**
+ * A generation's event as its hard budgets take it: charged at most what they have left once its
+ * reservation's lease has lapsed (`chargeableOnSettling`), the rest added to what it left uncharged.
+ */
+function settledWithin<Event extends GenerationEvent>(
+  rules: readonly BudgetRule[],
+  ledger: LedgerState,
+  event: Event,
+  clock: Date,
+  heldHere: HeldHere,
+): Event {
+  const { reservationId, startedAt, costMicroUsd } = event.data;
+  if (reservationId === undefined || startedAt === undefined || costMicroUsd === 0) return event;
+  const charged = chargeableOnSettling(
+    rules,
+    ledger,
+    { reservationId, startedAt, costMicroUsd },
+    clock,
+    heldHere,
+  );
+  if (charged === costMicroUsd) return event;
+  const uncharged = (event.data.unchargedMicroUsd ?? 0) + costMicroUsd - charged;
+  return { ...event, data: { ...event.data, costMicroUsd: charged, unchargedMicroUsd: uncharged } };
+}
+
 const hardRulesFor = (rules: readonly BudgetRule[], tokenId: string | null) =>
   rules.filter((rule) => rule.mode === 'hard' && (rule.tokenId === null || rule.tokenId === tokenId));
 
@@ -378,7 +418,9 @@ function decideBatch(
   };
   const outcomes = items.map((item): Outcome => {
     if (item.kind === 'record') {
-      append(item.event);
+      append(
+        settledWithin(hardRulesFor(rules, item.event.data.tokenId), ledger, item.event, clock, heldHere),
+      );
       return undefined;
     }
     if (item.kind === 'release') {
