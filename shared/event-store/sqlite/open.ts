@@ -62,11 +62,14 @@ export function openSqliteLog(
     migrateSqlite(writer);
     reader = new Database(file, { readonly: true });
     if (synchronous === 'full') wal = new WalSync(file);
+    // Past 5/8 of `walBytes` a commit waits for the checkpointer to copy the rest (`most`): the
+    // WAL starts again from its beginning within the file kept (`walBytes`) before the room made
+    // ahead of it (a quarter of that) runs short, so under steady load no room is made.
     reserve = new WalReserve(
       file,
       writer.pragma('page_size', { simple: true }) as number,
       checkpoints.walBytes / 4,
-      4 * checkpoints.walBytes,
+      (checkpoints.walBytes * 5) / 8,
       // Called only from a write, once the checkpointer below exists.
       () => checkpointer.checkpointNow(),
     );

@@ -46,7 +46,8 @@ export class WalReserve {
     try {
       let at = (await handle.stat()).size;
       const end = at + 2 * this.headroom;
-      while (at < end) at += (await handle.write(ZEROS, 0, ZEROS.length, at)).bytesWritten;
+      while (at < end)
+        at += (await handle.write(ZEROS, 0, Math.min(ZEROS.length, end - at), at)).bytesWritten;
       await handle.sync();
     } finally {
       await handle.close();
