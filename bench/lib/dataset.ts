@@ -25,7 +25,7 @@ interface StudioPlan {
   second: StudioEvent[];
 }
 
-interface Plan {
+export interface Plan {
   shape: DatasetShape;
   studios: StudioPlan[];
   envBatches: EnvEvent[][];
