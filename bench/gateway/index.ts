@@ -143,6 +143,10 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
   const seconds = options.seconds ?? (quick ? 1.5 : 5);
   const warmSeconds = quick ? 0.5 : 2;
   const openMs = quick ? 1_000 : 3_000;
+  // Each open-loop measurement first sends at its rate untimed: a step from one rate to another
+  // (the JSON at 100/s before the even 1,000/s) costs every target a transient of its own (new
+  // connections, a young generation sized for the rate before) that is not the rate's latency.
+  const openWarmUpMs = quick ? 500 : 2_000;
   const store = options.store ?? 'sqlite';
   const wanted = new Set(options.targets ?? ALL_TARGETS);
   wanted.add('direct'); // the floor every added latency is measured from
@@ -377,6 +381,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
         body: bodyOf(target, mode),
         rate,
         durationMs: openMs,
+        warmUpMs: openWarmUpMs,
         valid: (status, text) => valid(mode, status, text),
       });
       const s = samples.get(target.key)!;
@@ -454,6 +459,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       reps,
       seconds,
       openMs,
+      openWarmUpMs,
       store,
       versions,
       date,

@@ -15,7 +15,13 @@ export interface OpenLoopOptions {
   headers: Record<string, string>;
   body: string;
   rate: number;
+  /** How long the timed requests are sent for. */
   durationMs: number;
+  /**
+   * Sent at the same rate before the timed requests, checked but not timed (default 0): the
+   * pool's connections, the server's heap and its store reach the rate's steady state first.
+   */
+  warmUpMs?: number;
   /** Checks a whole answer; false counts it as an error. */
   valid(status: number, body: string): boolean;
 }
@@ -53,9 +59,9 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
   const late: number[] = [];
   const inflight = new Set<Promise<void>>();
 
-  const fire = (scheduled: number) => {
+  const fire = (scheduled: number, timed: boolean) => {
     result.sent++;
-    late.push(performance.now() - scheduled);
+    if (timed) late.push(performance.now() - scheduled);
     const done = (async () => {
       let first = Number.NaN;
       let text = '';
@@ -77,6 +83,7 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
         }
         const total = performance.now() - scheduled;
         if (options.valid(answer.statusCode, text)) {
+          if (!timed) return;
           result.total.push(total);
           result.first.push(first);
           if (transits.length > 0) {
@@ -110,13 +117,15 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
   );
 
   const interval = 1000 / options.rate;
-  const count = Math.max(1, Math.round((options.rate * options.durationMs) / 1000));
+  const untimed = Math.round((options.rate * (options.warmUpMs ?? 0)) / 1000);
+  const count = untimed + Math.max(1, Math.round((options.rate * options.durationMs) / 1000));
   const start = performance.now() + 10;
   let next = 0;
   await new Promise<void>((resolve) => {
     const tick = () => {
       const now = performance.now();
-      while (next < count && start + next * interval <= now) fire(start + next++ * interval);
+      for (; next < count && start + next * interval <= now; next++)
+        fire(start + next * interval, next >= untimed);
       if (next >= count) return resolve();
       setTimeout(tick, Math.max(0, start + next * interval - performance.now()));
     };

@@ -76,6 +76,8 @@ export interface ReportInput {
   reps: number;
   seconds: number;
   openMs: number;
+  /** Sent at each open loop's rate before its timed requests, untimed. */
+  openWarmUpMs: number;
   store: string;
   versions: { express: string; undici: string; autocannon: string };
   date: Date;
@@ -175,6 +177,7 @@ export function report(input: ReportInput): string {
   out.push(
     '',
     `Open loop: requests evenly spaced at ${UNLOADED_RATE}/s for ${input.openMs / 1000} s (unloaded), ` +
+      `after ${input.openWarmUpMs / 1000} s at the same rate untimed, ` +
       'each timed from its scheduled send time; ms. "added" = the target’s minus direct’s, per repetition. ' +
       `Last column: JSON at the p99 aim’s even rate, ${evenRateText}.`,
     '',
