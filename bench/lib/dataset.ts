@@ -25,7 +25,7 @@ interface StudioPlan {
   second: StudioEvent[];
 }
 
-export interface Plan {
+interface Plan {
   shape: DatasetShape;
   studios: StudioPlan[];
   envBatches: EnvEvent[][];
