@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UpstreamClient } from '../upstream.ts';
-import { readSse } from './read-sse.ts';
+import { readSse, readSseAs, SSE_END } from './read-sse.ts';
 
 const pause = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 
@@ -50,6 +50,58 @@ describe('readSse', () => {
     for await (const event of readSse(iterable)) events.push(event.data);
     expect(events).toEqual(['a', 'b']);
     expect(state).toEqual({ read: 3, ended: true, cutOff: false });
+  });
+});
+
+describe('readSseAs', () => {
+  it('makes each event what its reader says, and stops at SSE_END with the rest of the body read, not destroyed', async () => {
+    const { iterable, state } = body([
+      'data: 1\n\ndata: 2\n\n',
+      'data: [DONE]\n\ndata: 3\n\n',
+      ': trailing\n\n',
+    ]);
+    const read: number[] = [];
+    for await (const n of readSseAs(iterable, (event) =>
+      event.data === '[DONE]' ? SSE_END : Number(event.data),
+    ))
+      read.push(n);
+    expect(read).toEqual([1, 2]);
+    await pause();
+    expect(state).toEqual({ read: 3, ended: true, cutOff: false });
+  });
+
+  it('a reader that throws on an event fails the read with its error, and the rest of the body is still read', async () => {
+    const { iterable, state } = body(['data: ok\n\n', 'data: bad\n\n', 'data: after\n\n']);
+    const read: string[] = [];
+    const reading = (async () => {
+      for await (const data of readSseAs(iterable, (event) => {
+        if (event.data === 'bad') throw new Error('not an event we take');
+        return event.data;
+      }))
+        read.push(data);
+    })();
+    await expect(reading).rejects.toThrow('not an event we take');
+    expect(read).toEqual(['ok']);
+    await pause();
+    expect(state).toEqual({ read: 3, ended: true, cutOff: false });
+  });
+
+  it('a body that fails fails the read with what bodyError makes of it', async () => {
+    const failing = (async function* () {
+      yield Buffer.from('data: 1\n\n');
+      throw new Error('socket hang up');
+    })();
+    const read: string[] = [];
+    const reading = (async () => {
+      for await (const event of readSseAs(
+        failing,
+        (event) => event.data,
+        (error) => new Error(`mapped: ${(error as Error).message}`),
+      ))
+        read.push(event);
+    })();
+    await expect(reading).rejects.toThrow('mapped: socket hang up');
+    expect(read).toEqual(['1']);
   });
 });
 

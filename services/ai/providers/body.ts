@@ -1,5 +1,5 @@
 import { ApiError } from '../../../shared/errors.ts';
-import { readSse } from '../chat/read-sse.ts';
+import { readSseAs, type SSE_END } from '../chat/read-sse.ts';
 import { isBodyTimeout, type UpstreamResponse } from '../upstream.ts';
 
 /**
@@ -35,30 +35,44 @@ export async function readBytes(response: UpstreamResponse, signal: AbortSignal)
   }
 }
 
-/** The body's server-sent events as they arrive, each with its data parsed as a JSON object. */
-export async function* readEvents(
+/** A server-sent event of an upstream: its data parsed as a JSON object, or the closing `[DONE]`. */
+export interface UpstreamEvent {
+  event: string | undefined;
+  data: Record<string, unknown> | '[DONE]';
+}
+
+/**
+ * The body's server-sent events as they arrive, each made into what `as` returns (`SSE_END` ends
+ * them there); data that is not a JSON object fails the read.
+ */
+export function readEvents(response: UpstreamResponse, signal: AbortSignal): AsyncGenerator<UpstreamEvent>;
+export function readEvents<T>(
   response: UpstreamResponse,
   signal: AbortSignal,
-): AsyncGenerator<{ event: string | undefined; data: Record<string, unknown> | '[DONE]' }> {
+  as: (event: UpstreamEvent) => T | typeof SSE_END,
+): AsyncGenerator<T>;
+export function readEvents<T>(
+  response: UpstreamResponse,
+  signal: AbortSignal,
+  as: (event: UpstreamEvent) => T | typeof SSE_END = (event) => event as T,
+): AsyncGenerator<T> {
+  return readSseAs(
+    response.body,
+    ({ event, data }) => as({ event, data: data === '[DONE]' ? data : jsonObjectOf(data) }),
+    (error) => bodyError(error, signal),
+  );
+}
+
+function jsonObjectOf(data: string): Record<string, unknown> {
+  let parsed: unknown;
   try {
-    for await (const { event, data } of readSse(response.body)) {
-      if (data === '[DONE]') {
-        yield { event, data };
-        continue;
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(data);
-      } catch {
-        parsed = undefined;
-      }
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-        throw new ApiError('upstream_error', 'the upstream sent an event that is not a JSON object');
-      yield { event, data: parsed as Record<string, unknown> };
-    }
-  } catch (error) {
-    throw bodyError(error, signal);
+    parsed = JSON.parse(data);
+  } catch {
+    parsed = undefined;
   }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new ApiError('upstream_error', 'the upstream sent an event that is not a JSON object');
+  return parsed as Record<string, unknown>;
 }
 
 /** `{error: {message}}` or `{error: "…"}`, the way OpenAI and Anthropic report a failure in a stream. */

@@ -1,4 +1,5 @@
 import { ApiError } from '../../../../shared/errors.ts';
+import { SSE_END } from '../../chat/read-sse.ts';
 import type { ResponseObject, ResponseStreamEvent } from '../../responses/wire.ts';
 import { type UpstreamResponse, upstreamMessage } from '../../upstream.ts';
 import { readEvents, readJson } from '../body.ts';
@@ -37,20 +38,20 @@ export function openAiResponses(api: OpenAiApi) {
 }
 
 /** A Responses SSE body, event by event: an `error` event or a failed response throws. */
-async function* eventsOf(
+function eventsOf(
   response: UpstreamResponse,
   signal: AbortSignal,
   secrets: readonly (string | undefined)[],
 ): AsyncGenerator<ResponseStreamEvent> {
-  for await (const { event, data } of readEvents(response, signal)) {
-    if (data === '[DONE]') return;
+  return readEvents(response, signal, ({ event, data }): ResponseStreamEvent | typeof SSE_END => {
+    if (data === '[DONE]') return SSE_END;
     const type = typeof data.type === 'string' ? data.type : event;
     if (type === 'error' || type === 'response.failed') {
       throw new ApiError('upstream_error', upstreamMessage(failureOf(data), secrets));
     }
     if (type === undefined) throw new ApiError('upstream_error', 'the upstream sent an event without a type');
-    yield { ...data, type, sequence_number: Number(data.sequence_number ?? 0) };
-  }
+    return { ...data, type, sequence_number: Number(data.sequence_number ?? 0) };
+  });
 }
 
 /** What an `error` event (`{message}` or `{error: {message}}`) or a failed response says. */

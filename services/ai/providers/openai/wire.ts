@@ -1,4 +1,5 @@
 import { ApiError } from '../../../../shared/errors.ts';
+import { SSE_END } from '../../chat/read-sse.ts';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../../chat/wire.ts';
 import { type UpstreamClient, type UpstreamResponse, upstreamMessage } from '../../upstream.ts';
 import { errorMessageOf, readEvents, readJson } from '../body.ts';
@@ -109,17 +110,17 @@ export function openAiChat(
 }
 
 /** An OpenAI SSE body, chunk by chunk as it arrives: `[DONE]` ends it, an `{error}` event throws. */
-async function* chunksOf(
+function chunksOf(
   response: UpstreamResponse,
   signal: AbortSignal,
   secrets: readonly (string | undefined)[],
-): AsyncGenerator<ChatChunk> {
-  for await (const { event, data } of readEvents(response, signal)) {
-    if (data === '[DONE]') return;
+): AsyncIterable<ChatChunk> {
+  return readEvents(response, signal, ({ event, data }) => {
+    if (data === '[DONE]') return SSE_END;
     const failure =
       errorMessageOf(data) ?? (event === 'error' ? 'the upstream failed mid-answer' : undefined);
     if (failure !== undefined) throw new ApiError('upstream_error', upstreamMessage(failure, secrets));
     // Some servers leave `choices` out of their usage chunk.
-    yield { ...data, choices: Array.isArray(data.choices) ? data.choices : [] } as ChatChunk;
-  }
+    return (Array.isArray(data.choices) ? data : { ...data, choices: [] }) as ChatChunk;
+  });
 }
