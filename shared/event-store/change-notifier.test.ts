@@ -17,4 +17,39 @@ describe('ChangeNotifier', () => {
     await elsewhere;
     expect(woken).toContain('other');
   });
+
+  it('wakes a waiter once the code that awaited the commit went on, before any timer or I/O', async () => {
+    const changes = new ChangeNotifier();
+    const order: string[] = [];
+    const waiting = changes
+      .waitForChange(changes.version, new AbortController().signal)
+      .then(() => order.push('follower woken'));
+    setImmediate(() => order.push('next turn'));
+    const committed = Promise.resolve().then(() => changes.notify());
+    // The committer goes on through a few promises, then writes (an answer's write leaves in a tick).
+    void committed
+      .then(() => undefined)
+      .then(() => undefined)
+      .then(() => process.nextTick(() => order.push('committer wrote')));
+    await waiting;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual(['committer wrote', 'follower woken', 'next turn']);
+  });
+
+  it('wakes each waiter once for the commits of one turn, and none that began after them', async () => {
+    const changes = new ChangeNotifier();
+    const signal = new AbortController().signal;
+    let wakes = 0;
+    const before = changes.waitForChange(changes.version, signal).then(() => wakes++);
+    changes.notify();
+    changes.notify();
+    let lateWoken = false;
+    void changes.waitForChange(changes.version, signal, 50).then(() => {
+      lateWoken = true;
+    });
+    await before;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(wakes).toBe(1);
+    expect(lateWoken).toBe(false);
+  });
 });

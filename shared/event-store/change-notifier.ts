@@ -7,6 +7,12 @@ export const OTHER_COMMITS_SETTLE_MS = 100;
  * A notification may name the stream categories committed to: a waiter for some categories is then
  * woken at once only by theirs (or by a notification naming none), and by the others at most every
  * `OTHER_COMMITS_SETTLE_MS`, in one wake for all of them.
+ *
+ * Waiters are woken once the code that awaited the commit has gone on as far as it can without I/O
+ * (the version moves at once), in one wake for the commits notified meanwhile. Woken at once, every
+ * follower's read and fold of a commit ran first: an answer held for its usage event waited for the
+ * read models to take the event in, about 0.1 ms a commit one at a time. Nothing else comes between:
+ * a client that has its answer finds the read models with the event in them.
  */
 export class ChangeNotifier {
   #version = 0;
@@ -20,6 +26,7 @@ export class ChangeNotifier {
    * quarter of what a wake cost.
    */
   readonly #bySignal = new WeakMap<AbortSignal, Set<Waiter>>();
+  #wakeScheduled = false;
 
   get version(): number {
     return this.#version;
@@ -38,15 +45,26 @@ export class ChangeNotifier {
     const version = ++this.#version;
     if (named === undefined) this.#unnamed = version;
     else for (const category of named) this.#byCategory.set(category, version);
-    const waiters = [...this.#waiters];
-    for (const waiter of waiters) {
-      if (
-        waiter.categories === undefined ||
-        named === undefined ||
-        waiter.categories.some((c) => named.has(c))
-      )
-        waiter.wake();
-      else waiter.otherCommit();
+    if (this.#wakeScheduled) return;
+    this.#wakeScheduled = true;
+    // A tick asked for from a microtask runs once the microtask queue is empty (after every promise
+    // settled by now and everything awaiting one); asked for again from that tick, it runs after
+    // the ticks they asked for too (an answer's write leaves in one); both before any timer or I/O.
+    queueMicrotask(() =>
+      process.nextTick(() =>
+        process.nextTick(() => {
+          this.#wakeScheduled = false;
+          this.#wake();
+        }),
+      ),
+    );
+  }
+
+  /** Wakes the waiters a notification since they began concerns; tells the others of other commits. */
+  #wake(): void {
+    for (const waiter of [...this.#waiters]) {
+      if (this.versionFor(waiter.categories) !== waiter.seen) waiter.wake();
+      else if (this.#version !== waiter.since) waiter.otherCommit();
     }
   }
 
@@ -68,6 +86,8 @@ export class ChangeNotifier {
       let settle: NodeJS.Timeout | undefined;
       const waiter: Waiter = {
         categories,
+        seen,
+        since: this.#version,
         wake: () => {
           clearTimeout(timer);
           clearTimeout(settle);
@@ -105,6 +125,10 @@ export class ChangeNotifier {
 
 interface Waiter {
   categories: readonly string[] | undefined;
+  /** The `versionFor(categories)` its read began at. */
+  seen: number;
+  /** The version when it began waiting: later commits to other categories are news to it. */
+  since: number;
   wake(): void;
   otherCommit(): void;
 }
