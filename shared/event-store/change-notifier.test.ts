@@ -36,20 +36,19 @@ describe('ChangeNotifier', () => {
     expect(order).toEqual(['committer wrote', 'follower woken', 'next turn']);
   });
 
-  it('wakes each waiter once for the commits of one turn, and none that began after them', async () => {
+  it('wakes a waiter that began before the commits, and not one that began after them', async () => {
     const changes = new ChangeNotifier();
     const signal = new AbortController().signal;
-    let wakes = 0;
-    const before = changes.waitForChange(changes.version, signal).then(() => wakes++);
+    const before = changes.waitForChange(changes.version, signal);
     changes.notify();
     changes.notify();
+    // Begun once both were notified, before the wake: it has seen them, so nothing is news to it.
     let lateWoken = false;
     void changes.waitForChange(changes.version, signal, 50).then(() => {
       lateWoken = true;
     });
     await before;
     await new Promise((resolve) => setImmediate(resolve));
-    expect(wakes).toBe(1);
     expect(lateWoken).toBe(false);
   });
 });
