@@ -112,6 +112,7 @@ for (let rep = 1; rep <= reps; rep++) {
   log(`repetition ${rep} of ${reps}: starting the mock, the thin proxy and ${VARIANTS.length} Studios`);
   const children: Child[] = [];
   const targets: Target[] = [];
+  const dirs: string[] = [];
   try {
     const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
     children.push(mock);
@@ -122,11 +123,9 @@ for (let rep = 1; rep <= reps; rep++) {
     targets.push(target('thin proxy', thin.url, '/v1/chat/completions', json, 'bench'));
     for (const variant of VARIANTS) {
       const dir = await mkdtemp(join(tmpdir(), 'studio-bench-unloaded-'));
+      dirs.push(dir);
       const studio = await startStudioTarget({ ...variant, dir, mockUrl: mock.url });
-      children.push({
-        ...studio.child,
-        stop: () => studio.child.stop().finally(() => rm(dir, { recursive: true, force: true })),
-      });
+      children.push(studio.child);
       const headers = { ...json, authorization: `Bearer ${studio.token}` };
       targets.push(
         target(variant.label, studio.child.url, '/v1/ai/chat/completions', headers, 'compat/bench'),
@@ -140,6 +139,7 @@ for (let rep = 1; rep <= reps; rep++) {
   } finally {
     for (const t of targets) await t.pool.close();
     for (const child of children.reverse()) await child.stop().catch(() => undefined);
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   }
 }
 
