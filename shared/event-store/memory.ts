@@ -25,7 +25,9 @@ import {
 /**
  * In-process store for unit tests and `STUDIO_EVENT_STORE=memory`. Like the SQL adapters, an append
  * takes its positions first and becomes visible later, so readers only see events below the
- * oldest append still in flight and never skip one that commits late.
+ * oldest append still in flight and never skip one that commits late. As theirs do, `readAll`
+ * gives back shared events: each is copied once when appended and frozen, so a follower that
+ * mutates one throws here, where the other adapters would let it change what every reader sees.
  */
 export class MemoryEventStore implements EventStore {
   readonly kind = 'memory' as const;
@@ -64,17 +66,19 @@ export class MemoryEventStore implements EventStore {
     if (events.length === 0) return { nextExpectedRevision: actual, position: stream.at(-1)?.position ?? 0 };
 
     const createdAt = new Date().toISOString();
+    const metadata = deepFreeze({ ...options.metadata });
     const stored = events.map(
-      (event, index): StoredEvent => ({
-        id: event.id ?? newEventId(),
-        streamId,
-        revision: actual + 1 + index,
-        position: this.#nextPosition++,
-        type: event.type,
-        data: structuredClone(event.data),
-        metadata: { ...options.metadata },
-        createdAt,
-      }),
+      (event, index): StoredEvent =>
+        Object.freeze({
+          id: event.id ?? newEventId(),
+          streamId,
+          revision: actual + 1 + index,
+          position: this.#nextPosition++,
+          type: event.type,
+          data: deepFreeze(structuredClone(event.data)),
+          metadata,
+          createdAt,
+        }),
     );
     for (const event of stored) {
       if (this.#byId.has(event.id) || this.#pendingIds.has(event.id)) throw new DuplicateEventId(event.id);
@@ -129,7 +133,7 @@ export class MemoryEventStore implements EventStore {
     if (this.hooks.beforeRead) await this.hooks.beforeRead({ kind: 'readStream', streamId });
     const stream = this.#streams.get(streamId) ?? [];
     const from = (options.after ?? NO_STREAM) + 1;
-    return stream.slice(from, from + (options.limit ?? Number.MAX_SAFE_INTEGER)).map(clone);
+    return stream.slice(from, from + (options.limit ?? Number.MAX_SAFE_INTEGER)).map(copy);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
@@ -145,7 +149,7 @@ export class MemoryEventStore implements EventStore {
       if (event.position >= visibleBelow) break;
       if (options.streamId !== undefined && event.streamId !== options.streamId) continue;
       if (types && !types.has(event.type)) continue;
-      result.push(clone(event));
+      result.push(event);
     }
     return result;
   }
@@ -172,8 +176,14 @@ export class MemoryEventStore implements EventStore {
   }
 }
 
-function clone(event: StoredEvent): StoredEvent {
+function copy(event: StoredEvent): StoredEvent {
   return { ...event, data: structuredClone(event.data), metadata: { ...event.metadata } };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return value;
+  for (const child of Object.values(value)) deepFreeze(child);
+  return Object.freeze(value);
 }
 
 function insertByPosition(log: StoredEvent[], event: StoredEvent): void {

@@ -117,7 +117,9 @@ export type EventStoreKind = 'memory' | 'sqlite' | 'postgres' | 'kurrentdb';
 export interface EventStore {
   readonly kind: EventStoreKind;
   append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult>;
+  /** The caller's own copies of a stream's events (an aggregate may fold them as it likes). */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
+  /** Events of the whole log, which the store may share with its other readers: nothing may mutate them. */
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
   /**
    * Catch-up, then a `$caught_up` marker, then live events, handed on a page at a time; ends
