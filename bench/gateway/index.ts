@@ -6,7 +6,8 @@
  * agent runtime in one process, as users start it) and as `studio gateway start` (the gateway
  * alone), and through Portkey's gateway; JSON and streamed. Prints the aims for both starts side by
  * side, against the thin proxy of the same run.
- * Every server runs in its own process so its CPU time and peak RSS come from /proc.
+ * Every server runs in its own process so its CPU time and peak RSS come from /proc, and every
+ * server but the mock is paused while another is measured.
  *
  *   node --import tsx bench/gateway/index.ts       (BENCH_QUICK=1 for a short smoke run)
  *
@@ -49,6 +50,7 @@ import {
   resetPeakRss,
   spawnProbed,
   spawnReady,
+  whilePaused,
 } from './processes.ts';
 import { report } from './report.ts';
 import {
@@ -342,18 +344,27 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
     const live = targets.filter((t) => !t.notRun);
     const samples = new Map<TargetKey, Samples>(targets.map((t) => [t.key, emptySamples()]));
 
+    // While one target is measured every other server is paused; the mock, which they all call, never is.
+    const alone = <T>(target: Target, work: () => Promise<T>) =>
+      whilePaused(
+        live.filter((t) => t !== target && t.proc !== mock).map((t) => t.proc!.pid),
+        work,
+      );
+
     const closedLoop = async (target: Target, mode: Mode, duration: number, record: boolean) => {
       const pid = target.proc!.pid;
-      const cpuBefore = cpuMs(pid);
-      const result = await tools.autocannon({
-        url: target.origin + target.path,
-        connections: CONNECTIONS,
-        duration,
-        method: 'POST',
-        headers: target.headers,
-        body: bodyOf(target, mode),
+      const { result, cpu } = await alone(target, async () => {
+        const cpuBefore = cpuMs(pid);
+        const result = await tools.autocannon({
+          url: target.origin + target.path,
+          connections: CONNECTIONS,
+          duration,
+          method: 'POST',
+          headers: target.headers,
+          body: bodyOf(target, mode),
+        });
+        return { result, cpu: cpuMs(pid) - cpuBefore };
       });
-      const cpu = cpuMs(pid) - cpuBefore;
       const answered = result['2xx'] + result.non2xx;
       const rps = result['2xx'] / result.duration;
       const s = samples.get(target.key)!;
@@ -373,16 +384,18 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
     };
 
     const measureOpen = async (target: Target, mode: Mode, rate: number): Promise<OpenLoopResult> => {
-      await sleep(500);
-      const result = await openLoop({
-        origin: target.origin,
-        path: target.path,
-        headers: target.headers,
-        body: bodyOf(target, mode),
-        rate,
-        durationMs: openMs,
-        warmUpMs: openWarmUpMs,
-        valid: (status, text) => valid(mode, status, text),
+      const result = await alone(target, async () => {
+        await sleep(500);
+        return openLoop({
+          origin: target.origin,
+          path: target.path,
+          headers: target.headers,
+          body: bodyOf(target, mode),
+          rate,
+          durationMs: openMs,
+          warmUpMs: openWarmUpMs,
+          valid: (status, text) => valid(mode, status, text),
+        });
       });
       const s = samples.get(target.key)!;
       if (result.errors > 0)
