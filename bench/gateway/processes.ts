@@ -68,11 +68,15 @@ export interface Child {
  * V8 collecting its heap some seconds after its load ended) on the CPUs the measured one needs.
  */
 export async function whilePaused<T>(pids: readonly number[], work: () => Promise<T>): Promise<T> {
-  for (const pid of pids) process.kill(pid, 'SIGSTOP');
+  const paused: number[] = [];
   try {
+    for (const pid of pids) {
+      process.kill(pid, 'SIGSTOP');
+      paused.push(pid);
+    }
     return await work();
   } finally {
-    for (const pid of pids) process.kill(pid, 'SIGCONT');
+    for (const pid of paused) process.kill(pid, 'SIGCONT');
   }
 }
 
