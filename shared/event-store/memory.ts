@@ -66,7 +66,7 @@ export class MemoryEventStore implements EventStore {
     if (events.length === 0) return { nextExpectedRevision: actual, position: stream.at(-1)?.position ?? 0 };
 
     const createdAt = new Date().toISOString();
-    const metadata = deepFreeze({ ...options.metadata });
+    const metadata = Object.freeze({ ...options.metadata });
     const stored = events.map(
       (event, index): StoredEvent =>
         Object.freeze({
