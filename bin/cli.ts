@@ -122,6 +122,7 @@ program
   )
   .requiredOption(
     '-f, --file <file>',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the help text shows the setup file's ${NAME} syntax
     'the setup file (YAML); ${NAME} in it is the environment variable NAME',
   )
   .option('--dry-run', 'print what would change, change nothing')
@@ -132,6 +133,7 @@ program
 
 program
   .command('export')
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the help text shows the setup file's ${NAME} syntax
   .description("write a running gateway's state as a setup file (keys as ${…} references, tokens by name)")
   .option('-o, --out <file>', 'the file to write (default: standard output)')
   .option('--url <url>', "the gateway (default STUDIO_GATEWAY_URL, else this machine's)")

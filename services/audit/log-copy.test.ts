@@ -9,7 +9,10 @@ function showsLate(log: LogReader, afterPolls: number): LogReader {
   let polls = 0;
   const shown = () => polls >= afterPolls;
   return {
-    headPosition: async () => (++polls, shown() ? log.headPosition() : 0),
+    headPosition: async () => {
+      polls += 1;
+      return shown() ? log.headPosition() : 0;
+    },
     readAll: async (options) => (shown() ? log.readAll(options) : []),
   };
 }

@@ -76,6 +76,7 @@ describe('a setup file', () => {
     expect(await planSetup(file, api())).toEqual([]);
     const exported = await exportSetup(api());
     expect(JSON.stringify(exported)).not.toContain(KEY);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a setup file names an environment variable as ${NAME}
     expect(exported.providers[0]).toMatchObject({ id: 'team-llm', api_key: '${TEAM_LLM_API_KEY}' });
     const again = readSetupFile(JSON.stringify(exported), { TEAM_LLM_API_KEY: KEY });
     expect(await planSetup(again, api())).toEqual([]);
@@ -156,6 +157,7 @@ studios:
       for (const secret of Object.values(env)) expect(text).not.toContain(secret);
       expect(exported.env).toEqual(
         expect.arrayContaining([
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: a setup file names an environment variable as ${NAME}
           { key: 'SEARCH_API_KEY', value: '${SEARCH_API_KEY}' },
           { key: 'REGION_NAME', value: 'eu-west', secret: false },
         ]),
@@ -164,6 +166,7 @@ studios:
         options: {
           region: 'eu-central-1',
           access_key_id: 'AKIDEXAMPLE12345',
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: a setup file names an environment variable as ${NAME}
           secret_access_key: '${AWS_SECRET_ACCESS_KEY}',
         },
       });

@@ -46,6 +46,7 @@ describe('runProgram', () => {
   });
 
   it('gives the program only the environment it is handed', async () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, expanded by the shell
     const env = await script('env', 'echo "${HOME:-no home} ${PATH}"');
     expect(await runProgram(env, [], options())).toBe('no home /usr/bin:/bin\n');
   });
