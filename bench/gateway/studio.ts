@@ -56,6 +56,8 @@ export interface StudioTargetOptions {
   governed?: boolean;
   /** With `governed`, the rate limits set (by default all three, none of them reached); `{}` sets none. */
   limits?: { rpm?: number; tpm?: number; max_concurrent?: number };
+  /** With `governed`, `false` sets no budget (the rate limits alone). */
+  budget?: boolean;
   /** Define `FALLBACK_ROUTE` over compat/bench then compat/bench-b (which `env` must list). */
   routed?: boolean;
   /** Run the TypeScript sources through tsx instead of the compiled launcher: a profile then names each source file. */
@@ -131,19 +133,20 @@ export async function startStudioTarget(options: StudioTargetOptions): Promise<S
 export async function setUpBenchStudio(
   origin: string,
   adminKey: string,
-  options: Pick<StudioTargetOptions, 'governed' | 'limits' | 'routed'>,
+  options: Pick<StudioTargetOptions, 'governed' | 'limits' | 'budget' | 'routed'>,
 ): Promise<string> {
   const post = (path: string, body: unknown) => adminPost(origin, path, adminKey, body);
   await post('/v1/studios/create', { name: 'Bench', studio_id: 'bench' });
   const applied = await post('/v1/studios/tokens/apply', { studio_id: 'bench' });
   if (options.governed) {
     await post('/v1/ai/prices/upsert', { model: 'compat/bench', input_per_mtok: 1, output_per_mtok: 2 });
-    await post('/v1/studios/budgets/set', {
-      studio_id: 'bench',
-      amount_usd: 1_000_000,
-      window: 'day',
-      mode: 'hard',
-    });
+    if (options.budget !== false)
+      await post('/v1/studios/budgets/set', {
+        studio_id: 'bench',
+        amount_usd: 1_000_000,
+        window: 'day',
+        mode: 'hard',
+      });
     const limits = options.limits ?? { rpm: 1_000_000, tpm: 1_000_000_000, max_concurrent: 10_000 };
     if (Object.keys(limits).length > 0)
       await post('/v1/studios/limits/set', { studio_id: 'bench', ...limits });
