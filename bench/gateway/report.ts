@@ -1,6 +1,6 @@
 /** The gateway bench's report: its tables and the aims it checks, as docs/benchmarks.md shows them. */
 import { cpus, totalmem } from 'node:os';
-import { round3, type Summary, summarize } from '../lib/stats.ts';
+import { paired, round3, type Summary, summarize } from '../lib/stats.ts';
 import type { Samples, Target, TargetKey } from './settings.ts';
 import { CONNECTIONS, EVEN_RATE, HEAP_GROWTH_FLAGS, LABELS, TITLE, UNLOADED_RATE } from './settings.ts';
 
@@ -106,12 +106,6 @@ function fmtAdded(summary: Summary | undefined): string {
   return summary.runs === 1 || summary.min === summary.max
     ? `${v(summary.median)}`
     : `${v(summary.median)} (${v(summary.min)} to ${v(summary.max)})`;
-}
-
-/** Per repetition a[i] op b[i] (the targets ran side by side in each), then median with min–max. */
-function paired(a: number[], b: number[], op: (x: number, y: number) => number): Summary | undefined {
-  const n = Math.min(a.length, b.length);
-  return summarize(Array.from({ length: n }, (_, i) => op(a[i]!, b[i]!)).filter((x) => Number.isFinite(x)));
 }
 
 const minus = (x: number, y: number) => x - y;

@@ -12,6 +12,16 @@ export function summarize(values: readonly number[]): Summary | undefined {
   return { median: medianOfSorted(sorted), min: sorted[0]!, max: sorted.at(-1)!, runs: sorted.length };
 }
 
+/** Per repetition a[i] op b[i] (the targets ran side by side in each), then median with min–max. */
+export function paired(
+  a: readonly number[],
+  b: readonly number[],
+  op: (x: number, y: number) => number,
+): Summary | undefined {
+  const n = Math.min(a.length, b.length);
+  return summarize(Array.from({ length: n }, (_, i) => op(a[i]!, b[i]!)).filter((x) => Number.isFinite(x)));
+}
+
 /** The median (the mean of the two middle values of an even count); NaN for none. */
 export function median(values: readonly number[]): number {
   return medianOfSorted([...values].sort((a, b) => a - b));

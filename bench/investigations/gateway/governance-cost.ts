@@ -21,7 +21,7 @@ import {
   studioStoreFromEnv,
 } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
-import { round3, summarize } from '../../lib/stats.ts';
+import { formatRate, paired, round3, summarize } from '../../lib/stats.ts';
 
 const ROUNDS = positiveFromEnv('BENCH_ROUNDS', { integer: true }) ?? 12;
 const SECONDS = positiveFromEnv('BENCH_SECONDS') ?? 4;
@@ -51,12 +51,10 @@ async function cpuPerRequest(studio: StudioTarget, stream: boolean): Promise<num
   return (cpuMs(studio.child.pid) - before) / result.ok;
 }
 
-/** `1.17× (0.86–1.34), more in 10 of 12`: per round, `values` over `base`. */
-function paired(values: readonly number[], base: readonly number[]): string {
-  const ratios = values.map((value, i) => value / base[i]!);
-  const s = summarize(ratios)!;
-  const more = ratios.filter((ratio) => ratio > 1).length;
-  return `${round3(s.median)}× (${round3(s.min)}–${round3(s.max)}), more in ${more} of ${ratios.length}`;
+/** `1.17 (0.86–1.34)×, more in 10 of 12`: per round, `values` over `base`. */
+function against(values: readonly number[], base: readonly number[]): string {
+  const more = values.filter((value, i) => value > base[i]!).length;
+  return `${formatRate(paired(values, base, (x, y) => x / y))}×, more in ${more} of ${values.length}`;
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'studio-bench-governance-'));
@@ -113,11 +111,11 @@ process.stdout.write(
     ...measured.map(
       (m) =>
         `| ${m.label} | ${round3(summarize(m.json)!.median)} / ${round3(summarize(m.stream)!.median)} | ` +
-        `${m === base ? '–' : paired(m.json, base.json)} | ${m === base ? '–' : paired(m.stream, base.stream)} |`,
+        `${m === base ? '–' : against(m.json, base.json)} | ${m === base ? '–' : against(m.stream, base.stream)} |`,
     ),
     '',
-    `A hard budget on top of the rate limits (both, against the rate limits alone): JSON ${paired(both.json, limits.json)}; ` +
-      `stream ${paired(both.stream, limits.stream)}.`,
+    `A hard budget on top of the rate limits (both, against the rate limits alone): JSON ${against(both.json, limits.json)}; ` +
+      `stream ${against(both.stream, limits.stream)}.`,
     '',
   ].join('\n'),
 );
