@@ -17,12 +17,14 @@
  *   BENCH_GATEWAY_SECONDS=N       closed-loop time box per target and mode (default 5, quick 1.5)
  *   BENCH_GATEWAY_STORE=sqlite    Studio's event store: sqlite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
- *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,nginx,thin,studio,studio-governed,gateway-governed,
+ *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,nginx,thin,studio,studio-governed,studio-limited,
+ *                                 gateway-governed,
  *                                 studio-governed-memory,studio-unheld,studio-governed-unsynced,
  *                                 studio-governed-heap-growth,studio-routed,portkey
  *                                 (studio-governed: a hard budget and rate limits set; gateway-governed: the
  *                                 same started as `studio gateway start`, every other Studio target as
- *                                 `studio start`; studio-governed-memory:
+ *                                 `studio start`; studio-limited: the rate limits alone, no hard budget;
+ *                                 studio-governed-memory:
  *                                 the same on the memory store, Studio's own code without the embedded store;
  *                                 studio-unheld: Studio whose answers do not wait for their usage event, the
  *                                 cost of holding them;
@@ -222,11 +224,14 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       start: StudioStart;
       env: Record<string, string>;
       governed: boolean;
+      /** With `governed`, `false` sets the rate limits alone. */
+      budget?: boolean;
       routed: boolean;
       store?: StudioStore;
     }[] = [
       { key: 'studio', start: 'studio', env: {}, governed: false, routed: false },
       { key: 'studio-governed', start: 'studio', env: {}, governed: true, routed: false },
+      { key: 'studio-limited', start: 'studio', env: {}, governed: true, budget: false, routed: false },
       { key: 'gateway-governed', start: 'gateway', env: {}, governed: true, routed: false },
       {
         key: 'studio-governed-memory',
@@ -266,7 +271,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
       },
     ];
     for (const studioTarget of studios.filter((s) => wanted.has(s.key))) {
-      const { key, start, env, governed, routed } = studioTarget;
+      const { key, start, env, governed, budget, routed } = studioTarget;
       const base: Target = {
         key,
         label: studioTarget.store ? LABELS[key] : `${LABELS[key]} (${store} event store)`,
@@ -283,6 +288,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
           start,
           env,
           governed,
+          ...(budget === undefined ? {} : { budget }),
           routed,
         });
         children.push(studio.child);

@@ -38,6 +38,11 @@ const COMPARISONS: readonly { key: TargetKey; base: TargetKey; opening: string }
       'The agent runtime in the same process (`studio start` against `studio gateway start`, both governed',
   },
   {
+    key: 'studio-governed',
+    base: 'studio-limited',
+    opening: 'A hard budget on top of the rate limits (Studio with both against Studio with the limits alone',
+  },
+  {
     key: 'studio-routed',
     base: 'studio',
     opening:
@@ -62,6 +67,7 @@ const COLUMN: Partial<Record<TargetKey, string>> = {
   'studio-governed': '`studio start`',
   'gateway-governed': '`studio gateway start` alone',
   'studio-governed-memory': '`studio start`, memory store',
+  'studio-limited': '`studio start`, rate limits alone',
 };
 
 interface AimRow {
@@ -220,6 +226,15 @@ export function report(input: ReportInput): string {
         ['studio-governed-memory'],
         "**The same aims for Studio's own code** (budget and limits set, on the memory store: no embedded " +
           'store; its RSS holds the whole log, so the RSS row says nothing), in this run:',
+      ),
+      '',
+    );
+  if (ran('studio-limited'))
+    out.push(
+      ...aimsTable(
+        ['studio-limited'],
+        '**The same aims for Studio with the rate limits alone** (no hard budget: no reservation appended ' +
+          'before the upstream call), in this run:',
       ),
       '',
     );

@@ -47,6 +47,7 @@ export type TargetKey =
   | 'thin'
   | 'studio'
   | 'studio-governed'
+  | 'studio-limited'
   | 'gateway-governed'
   | 'studio-governed-memory'
   | 'studio-unheld'
@@ -61,6 +62,7 @@ export const ALL_TARGETS: readonly TargetKey[] = [
   'thin',
   'studio',
   'studio-governed',
+  'studio-limited',
   'gateway-governed',
   'studio-governed-memory',
   'studio-unheld',
@@ -78,6 +80,8 @@ export const LABELS: Record<TargetKey, string> = {
   // The same Studio with a priced model, a hard budget and rate limits on the bench studio: every
   // generation reserves and settles in the log and passes the limiter.
   'studio-governed': 'Studio (`studio start`), hard budget and rate limits set',
+  // The same with the rate limits alone: no hard budget, so no reservation event before the upstream call.
+  'studio-limited': 'Studio (`studio start`), rate limits set, no budget',
   // The same started as `studio gateway start`: the gateway alone, no agent runtime in its process.
   'gateway-governed': 'Studio (`studio gateway start`), hard budget and rate limits set',
   // The same on the memory store whatever BENCH_GATEWAY_STORE says: Studio's own code without the
