@@ -18,9 +18,8 @@
  *   BENCH_GATEWAY_STORE=sqlite    Studio's event store: sqlite (default, as `studio start`), memory, or
  *                                 postgres (a fresh database on TEST_DATABASE_URL / DATABASE_URL / local)
  *   BENCH_GATEWAY_TARGETS=a,b     subset of direct,nginx,thin,studio,studio-governed,studio-limited,
- *                                 gateway-governed,
- *                                 studio-governed-memory,studio-unheld,studio-governed-unsynced,
- *                                 studio-governed-heap-growth,studio-routed,portkey
+ *                                 gateway-governed,studio-governed-memory,studio-unheld,
+ *                                 studio-governed-unsynced,studio-governed-heap-growth,studio-routed,portkey
  *                                 (studio-governed: a hard budget and rate limits set; gateway-governed: the
  *                                 same started as `studio gateway start`, every other Studio target as
  *                                 `studio start`; studio-limited: the rate limits alone, no hard budget;
@@ -288,7 +287,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
           start,
           env,
           governed,
-          ...(budget === undefined ? {} : { budget }),
+          budget,
           routed,
         });
         children.push(studio.child);

@@ -61,6 +61,22 @@ const COMPARISONS: readonly { key: TargetKey; base: TargetKey; opening: string }
   },
 ];
 
+/** Studio targets that get an aims table of their own when they ran, after the governed ones'. */
+const ONE_TARGET_AIMS: readonly { key: TargetKey; heading: string }[] = [
+  {
+    key: 'studio-governed-memory',
+    heading:
+      "**The same aims for Studio's own code** (budget and limits set, on the memory store: no embedded " +
+      'store; its RSS holds the whole log, so the RSS row says nothing), in this run:',
+  },
+  {
+    key: 'studio-limited',
+    heading:
+      '**The same aims for Studio with the rate limits alone** (no hard budget: no reservation appended ' +
+      'before the upstream call), in this run:',
+  },
+];
+
 /** The aims table's column for each Studio target it may show. */
 const COLUMN: Partial<Record<TargetKey, string>> = {
   studio: '`studio start`, no budget or limits',
@@ -220,24 +236,7 @@ export function report(input: ReportInput): string {
   if (errors.length > 0) out.push('', 'Errors during the run:', ...errors.map((e) => `- ${e}`));
 
   out.push('', ...aims(), '');
-  if (ran('studio-governed-memory'))
-    out.push(
-      ...aimsTable(
-        ['studio-governed-memory'],
-        "**The same aims for Studio's own code** (budget and limits set, on the memory store: no embedded " +
-          'store; its RSS holds the whole log, so the RSS row says nothing), in this run:',
-      ),
-      '',
-    );
-  if (ran('studio-limited'))
-    out.push(
-      ...aimsTable(
-        ['studio-limited'],
-        '**The same aims for Studio with the rate limits alone** (no hard budget: no reservation appended ' +
-          'before the upstream call), in this run:',
-      ),
-      '',
-    );
+  for (const { key, heading } of ONE_TARGET_AIMS) if (ran(key)) out.push(...aimsTable([key], heading), '');
   return out.join('\n');
 
   /** How long streamed chunks take from the mock's write to the client, and what each proxy adds to that. */

@@ -1,13 +1,13 @@
 /**
  * What makes a request at an even rate cost Studio's main thread more than one among 50 in flight?
- * Profiles (V8's sampler) Studio as `studio start`, governed (unless BENCH_UNGOVERNED), on the store
- * (BENCH_GATEWAY_STORE), for JSON chat completions at an even BENCH_RATE (default 300/s) and then
+ * Profiles (V8's sampler) Studio as `studio start`, governed unless BENCH_PROFILE_UNGOVERNED, on
+ * the store (BENCH_GATEWAY_STORE), for JSON chat completions at an even BENCH_RATE (default 300/s) and then
  * in the closed loop (50 connections), and the thin proxy (plain `node`) at the same even rate,
  * each for BENCH_SECONDS (default 8) after a warm-up. Prints the busy self time per request (µs) by
  * package / source file and by function, those that grow most at the even rate first.
  *   node --import tsx bench/investigations/gateway/even-rate-profile.ts
- *   BENCH_UNGOVERNED=1   Studio without a budget or rate limits: run it beside a governed run to
- *                        see what governance costs a request at that rate
+ *   BENCH_PROFILE_UNGOVERNED=1   Studio without a budget or rate limits (as in profile.ts): run it
+ *                                beside a governed run to see what governance costs at that rate
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,7 +25,7 @@ const RATE = positiveFromEnv('BENCH_RATE', { integer: true }) ?? 300;
 const SECONDS = positiveFromEnv('BENCH_SECONDS') ?? 8;
 const TOP = positiveFromEnv('BENCH_TOP', { integer: true }) ?? 30;
 const store = studioStoreFromEnv();
-const governed = process.env.BENCH_UNGOVERNED !== '1';
+const governed = process.env.BENCH_PROFILE_UNGOVERNED !== '1';
 const log = (message: string) => process.stderr.write(`[bench:even-rate-profile] ${message}\n`);
 
 const body = chatRequestBody('compat/bench');
