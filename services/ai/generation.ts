@@ -385,6 +385,8 @@ async function termsOf(
           ask,
           outputLimit,
           leaseMs: deps.usage.leaseMsOf(modality),
+          // A video generation goes on as a job (`queued`), which a later start may resume.
+          job: modality === 'video',
         })
       : ({ kind: 'unbudgeted' } as const);
   if (outcome.kind === 'refused') throw budgetRefusal(outcome);

@@ -1,5 +1,6 @@
 import { routesProjection } from '../../projections/routes.ts';
 import { studiosProjection } from '../../projections/studios.ts';
+import { hasSoleWriter } from '../../shared/event-store/types.ts';
 import type { GatewayContext } from '../../shared/gateway-context.ts';
 import { defineService, type EnvRequirement } from '../../shared/http/action.ts';
 import { EnvReader } from '../env/reader.ts';
@@ -83,6 +84,7 @@ export function createAiModule(gw: GatewayContext, options: AiModuleOptions) {
       ledgerOf: (studioId) => budgets().get(studioId)?.ledger,
     },
     {
+      soleWriter: hasSoleWriter(gw.events.kind),
       observer: {
         recorded: (event) => metrics.recorded(event),
         budgetRefused: (studioId) => metrics.refused(studioId, 'budget'),

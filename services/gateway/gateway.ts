@@ -188,7 +188,9 @@ export function buildRegistry(
   const declaredKeys = () => registry.services().flatMap((s) => s.env.map((e) => e.key));
   registry
     .register(ai.service)
-    .register(studiosService(ctx, [...budgetActions(ctx), ...limitActions(ctx), ...ai.studioActions]))
+    .register(
+      studiosService(ctx, [...budgetActions(ctx, ai.usage), ...limitActions(ctx), ...ai.studioActions]),
+    )
     .register(envService(ctx, declaredKeys))
     .register(auditService(ctx, follow))
     .register(accountsService(ctx))

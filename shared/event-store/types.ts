@@ -114,6 +114,12 @@ export const isCaughtUp = (item: SubscriptionItem | SubscriptionPage): item is C
 
 export type EventStoreKind = 'memory' | 'sqlite' | 'postgres' | 'kurrentdb';
 
+/**
+ * Whether the process holding a store of `kind` is the only one appending to its log: the embedded
+ * store admits one process per data directory (its lock), the memory store lives in one process.
+ */
+export const hasSoleWriter = (kind: EventStoreKind): boolean => kind === 'memory' || kind === 'sqlite';
+
 export interface EventStore {
   readonly kind: EventStoreKind;
   append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult>;

@@ -11,7 +11,9 @@ import { auditData } from '../support/audit.ts';
 // Nothing answered goes unrecorded: the gateway on SQLite, killed with SIGKILL while clients are
 // generating (chat completions JSON and streamed, text, text as SSE), restarted, several times over.
 // Every generation whose answer a client received whole (the JSON parsed, `[DONE]` or the `done`
-// frame seen) must have its GenerationCompleted event, under the request id the client sent.
+// frame seen) must have its GenerationCompleted event, under the request id the client sent. The
+// studio has a hard budget: each generation's reservation is written with its event, ahead of it,
+// and one cut short by a crash holds none of the budget afterwards.
 
 const CYCLES = 5;
 const CLIENTS = 6;
@@ -101,6 +103,8 @@ describe('generations answered whole while the gateway is killed with SIGKILL', 
     await adminOk(gateway, 'POST', '/v1/studios/create', { name: 'Acme', studio_id: 'acme' });
     const token = (await adminOk(gateway, 'POST', '/v1/studios/tokens/apply', { studio_id: 'acme' })).json
       .user_token as string;
+    const budget = { studio_id: 'acme', amount_usd: 1_000, window: 'total', mode: 'hard' };
+    await adminOk(gateway, 'POST', '/v1/studios/budgets/set', budget);
 
     const answered = new Map<string, Kind>();
     for (let cycle = 0; cycle < CYCLES; cycle++) {
@@ -117,11 +121,13 @@ describe('generations answered whole while the gateway is killed with SIGKILL', 
       studio = await start();
     }
 
-    const completed = await auditData<{ requestId: string }>(
-      studio.url('Studio gateway'),
+    const url = studio.url('Studio gateway');
+    const events = await auditData<{ requestId: string; reservationId?: string; expiresAt?: string }>(
+      url,
       adminKey,
-      'GenerationCompleted',
+      'BudgetReserved,GenerationCompleted',
     );
+    const completed = events.filter((data) => data.expiresAt === undefined);
     const recorded = completed.map((data) => data.requestId);
     const inLog = new Set(recorded);
     expect([...answered.keys()].filter((id) => !inLog.has(id))).toEqual([]);
@@ -129,5 +135,20 @@ describe('generations answered whole while the gateway is killed with SIGKILL', 
     expect(recorded.length).toBe(inLog.size);
     // every kind of answer was among those checked
     expect(new Set(answered.values())).toEqual(new Set(KINDS));
+
+    // each generation's reservation is in the log before its event
+    const reservedBefore = new Set<string>();
+    const unreserved: string[] = [];
+    for (const data of events) {
+      if (data.expiresAt !== undefined) reservedBefore.add(data.reservationId!);
+      else if (data.reservationId === undefined || !reservedBefore.has(data.reservationId))
+        unreserved.push(data.requestId);
+    }
+    expect(unreserved).toEqual([]);
+    // those cut short by a crash hold nothing: their reservations died with the process
+    const [standing] = (await adminOk({ url, adminKey }, 'GET', '/v1/studios/budgets/list?studio_id=acme'))
+      .json.items as { reserved_usd: number; spent_usd: number }[];
+    expect(standing).toMatchObject({ reserved_usd: 0 });
+    expect(standing!.spent_usd).toBeGreaterThan(0);
   });
 });

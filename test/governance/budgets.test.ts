@@ -1,9 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { budgetsProjection } from '../../services/ai/budgets/read-model.ts';
+import { waitUntil } from '../../shared/testing/wait.ts';
 import { adminOk, studioWithToken } from '../support/admin.ts';
 import { expectApiError, type TestGateway } from '../support/gateway.ts';
-import { openAiMock, openAiStream, openAiWire, type WireMock } from '../support/mock-ai-upstreams.ts';
+import { gate, openAiMock, openAiStream, openAiWire, type WireMock } from '../support/mock-ai-upstreams.ts';
 import { governedGateway, recordedSpend } from './support.ts';
 
 let mock: WireMock;
@@ -224,6 +225,31 @@ describe('hard budgets', () => {
     expect((await chat(other, { messages: [{ role: 'user', content: 'x'.repeat(200) }] })).status).toBe(200);
   });
 
+  it("count a running generation's reservation before the log has it: it is written with the generation's event", async () => {
+    const { id, token } = await budgeted({ amount_usd: 1 });
+    const held = gate();
+    mock.reply(
+      openAiStream([openAiWire.chunk({ content: 'first ' }), openAiWire.chunk({ content: 'last' })], {
+        after: 0,
+        wait: held.wait,
+      }),
+    );
+    const streaming = chat(token, { stream: true, max_tokens: 10_000 });
+    await waitUntil(() => mock.requests.length === 1, 'the stream reached its upstream', 5_000);
+    const usage = () => gw.running.ctx.events.readStream(`usage-${id}`);
+    expect(await usage()).toEqual([]);
+    // 10,000 output tokens at 20 micro-dollars and the input's upper bound, held for the stream
+    const [during] = await listBudgets(id);
+    expect(during.reserved_usd).toBeGreaterThanOrEqual(0.2);
+    expect(during.remaining_usd).toBeCloseTo(1 - during.reserved_usd, 9);
+
+    held.open();
+    expect((await streaming).status).toBe(200);
+    expect((await usage()).map((e) => e.type)).toEqual(['BudgetReserved', 'GenerationCompleted']);
+    const [after] = await listBudgets(id);
+    expect(after.reserved_usd).toBe(0);
+  });
+
   it('release the reservation of a generation that fails upstream', async () => {
     const { id, token } = await budgeted({ amount_usd: 1 });
     mock.reply((_req, res: ServerResponse) => {
@@ -252,6 +278,8 @@ describe('hard budgets on video jobs', () => {
       body: { model: 'dev/video', prompt: 'waves' },
     });
     expect(queued.status).toBe(202);
+    // A job outlives its process: its reservation is in the log before the job is queued.
+    expect((await gw.running.ctx.events.readStream(`usage-${id}`))[0]?.type).toBe('BudgetReserved');
     for (let i = 0; i < 200; i++) {
       const job = await gw.api('GET', `/v1/ai/jobs/get?id=${queued.json.job.id}`, { token });
       if (job.json.job.status === 'completed') break;

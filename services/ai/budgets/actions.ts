@@ -3,17 +3,19 @@ import type { GatewayContext } from '../../../shared/gateway-context.ts';
 import { defineAction } from '../../../shared/http/action.ts';
 import { studioScope } from '../../studios/scope.ts';
 import { studioId } from '../../studios/studio-id.ts';
+import type { UsageRecorder } from '../usage/recorder.ts';
 import { BUDGET_MODES, BUDGET_WINDOWS } from './budgets.ts';
 import { budgetCommands } from './commands.ts';
-import { budgetsProjection } from './read-model.ts';
+import { type BudgetRecord, budgetsProjection } from './read-model.ts';
 import { budgetView } from './view.ts';
 
 const admin = ['admin'] as const;
 const tokenId = z.string().min(1).max(100);
 
 /** `/v1/studios/budgets/*`: spending caps per studio and per token, in USD, per UTC day, month or in total. */
-export function budgetActions(gw: GatewayContext) {
+export function budgetActions(gw: GatewayContext, usage: Pick<UsageRecorder, 'unwrittenOf'>) {
   const budgets = () => gw.projections.state(budgetsProjection);
+  const view = (rule: BudgetRecord) => budgetView(budgets(), rule, usage.unwrittenOf(rule.studioId));
 
   const run = budgetCommands(gw);
 
@@ -45,8 +47,7 @@ export function budgetActions(gw: GatewayContext) {
           },
           ctx.metadata,
         );
-        return budgetView(
-          budgets(),
+        return view(
           budgets()
             .get(input.studio_id)!
             .rules.get(input.token_id ?? '')!,
@@ -64,7 +65,7 @@ export function budgetActions(gw: GatewayContext) {
         studioScope(gw, studio_id, undefined);
         const rules = [...(budgets().get(studio_id)?.rules.values() ?? [])];
         rules.sort((a, b) => (a.tokenId ?? '').localeCompare(b.tokenId ?? ''));
-        return { items: rules.map((rule) => budgetView(budgets(), rule)) };
+        return { items: rules.map(view) };
       },
     }),
     defineAction({

@@ -2,7 +2,7 @@ import { defineProjection } from '../../../shared/projections/projection.ts';
 import { type Entries, entriesOf, mapOf } from '../../../shared/projections/snapshot.ts';
 import { LEDGER_EVENT_TYPES, type UsageEvent } from '../usage/events.ts';
 import { BUDGET_EVENT_TYPES, type BudgetEvent, type BudgetRule, budgetKey } from './budgets.ts';
-import { emptyLedger, foldLedger, type LedgerState, reservedIn, spentIn } from './ledger.ts';
+import { copyLedger, emptyLedger, foldLedger, type LedgerState, reservedIn, spentIn } from './ledger.ts';
 import { resetsAt, windowKey } from './windows.ts';
 
 export type BudgetRecord = BudgetRule & { updated_at: string };
@@ -91,8 +91,17 @@ export const budgetsProjection = defineProjection<BudgetsState, BudgetEvent | Us
 });
 
 /** Where a budget stands at `now`, in micro-dollars: spent and reserved in its window, what is left. */
-export function standingOf(state: BudgetsState, rule: BudgetRule, now: string) {
-  const ledger = state.get(rule.studioId)?.ledger ?? emptyLedger();
+export function standingOf(
+  state: BudgetsState,
+  rule: BudgetRule,
+  now: string,
+  unwritten: readonly UsageEvent[] = [],
+) {
+  let ledger = state.get(rule.studioId)?.ledger ?? emptyLedger();
+  if (unwritten.length > 0) {
+    ledger = copyLedger(ledger);
+    for (const event of unwritten) foldLedger(ledger, event, now);
+  }
   const key = windowKey(rule.window, now);
   const spent = spentIn(ledger, rule.tokenId, key);
   const reserved = reservedIn(ledger, rule.tokenId, key, now);

@@ -1,10 +1,14 @@
+import type { UsageEvent } from '../usage/events.ts';
 import { type BudgetRecord, type BudgetsState, standingOf } from './read-model.ts';
 
 const usd = (micro: number) => micro / 1_000_000;
 
-/** A budget as clients see it, with where it stands now. */
-export function budgetView(state: BudgetsState, rule: BudgetRecord) {
-  const standing = standingOf(state, rule, new Date().toISOString());
+/**
+ * A budget as clients see it, with where it stands now. `unwritten`: the studio's reservations this
+ * process decided and has not written yet, open as well.
+ */
+export function budgetView(state: BudgetsState, rule: BudgetRecord, unwritten: readonly UsageEvent[]) {
+  const standing = standingOf(state, rule, new Date().toISOString(), unwritten);
   return {
     studio_id: rule.studioId,
     token_id: rule.tokenId,

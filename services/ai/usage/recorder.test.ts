@@ -4,7 +4,7 @@ import type { AppendOptions, EventStore, NewEvent } from '../../../shared/event-
 import { waitUntil } from '../../../shared/testing/wait.ts';
 import { FREE } from '../prices/price.ts';
 import type { GenerationEvent } from './events.ts';
-import { UsageRecorder } from './recorder.ts';
+import { UsageRecorder, type UsageRecorderOptions } from './recorder.ts';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -52,15 +52,27 @@ async function logOf(store: EventStore, studioId: string) {
 }
 
 /** A recorder for a studio `acme` with one budget for its whole life, of `amountMicroUsd`. */
-const withTotalBudget = (store: EventStore, mode: 'hard' | 'soft', amountMicroUsd: number) =>
-  new UsageRecorder(store, undefined, undefined, {
-    rulesOf: () => [{ studioId: 'acme', tokenId: null, amountMicroUsd, window: 'total', mode }],
-    ledgerOf: () => undefined,
-  });
+const withTotalBudget = (
+  store: EventStore,
+  mode: 'hard' | 'soft',
+  amountMicroUsd: number,
+  options: UsageRecorderOptions = {},
+) =>
+  new UsageRecorder(
+    store,
+    undefined,
+    undefined,
+    {
+      rulesOf: () => [{ studioId: 'acme', tokenId: null, amountMicroUsd, window: 'total', mode }],
+      ledgerOf: () => undefined,
+    },
+    options,
+  );
 
 /** Asks `recorder` to reserve 600,000 micro-dollars for `requestId` (a budget of 1,000,000 pays for one at a time). */
-const reserveOn = (recorder: UsageRecorder, requestId: string, leaseMs: number) =>
+const reserveOn = (recorder: UsageRecorder, requestId: string, leaseMs: number, job = false) =>
   recorder.reserve({
+    job,
     studioId: 'acme',
     tokenId: 'tok_1',
     requestId,
@@ -325,5 +337,124 @@ describe('UsageRecorder', () => {
       'the generation is in the log',
       1_000,
     );
+  });
+});
+
+describe('UsageRecorder, the only writer of its log', () => {
+  const soleWriter = (store: EventStore, amountMicroUsd = 1_000_000) =>
+    withTotalBudget(store, 'hard', amountMicroUsd, { soleWriter: true });
+  const typesIn = async (store: EventStore) =>
+    (await store.readStream('usage-acme')).map(
+      (e) => `${e.type} ${(e.data as { requestId?: string }).requestId}`,
+    );
+
+  it("decides a reservation without an append and writes it ahead of its generation's event, in one append", async () => {
+    const store = new WatchedStore();
+    const recorder = soleWriter(store);
+    const reserving = reserveOn(recorder, 'r1', 60_000);
+    expect(await reserving).toMatchObject({ kind: 'reserved', amountMicroUsd: 600_000 });
+    expect(store.appends).toEqual([]);
+
+    await settle(recorder, 'r1', reserving, 100_000);
+    expect(store.appends).toHaveLength(1);
+    expect(await typesIn(store)).toEqual(['BudgetReserved r1', 'GenerationCompleted r1']);
+    expect(recorder.unwrittenOf('acme')).toEqual([]);
+  });
+
+  it('counts the reservations it has not written in every decision', async () => {
+    const store = new WatchedStore();
+    const recorder = soleWriter(store);
+    const first = reserveOn(recorder, 'r1', 60_000);
+    await first;
+    expect(await reserveOn(recorder, 'r2', 60_000)).toMatchObject({
+      kind: 'refused',
+      availableMicroUsd: 400_000,
+    });
+    await settle(recorder, 'r1', first, 100_000);
+    expect(await reserveOn(recorder, 'r3', 60_000)).toMatchObject({ kind: 'reserved' });
+    expect(store.appends).toHaveLength(1);
+  });
+
+  it("writes the reservations of other generations ahead of any of the studio's appends", async () => {
+    const store = new WatchedStore();
+    const recorder = soleWriter(store, 10_000_000);
+    const first = reserveOn(recorder, 'r1', 60_000);
+    const second = reserveOn(recorder, 'r2', 60_000);
+    await Promise.all([first, second]);
+    await settle(recorder, 'r2', second, 100_000);
+    expect(await typesIn(store)).toEqual([
+      'BudgetReserved r1',
+      'BudgetReserved r2',
+      'GenerationCompleted r2',
+    ]);
+    await settle(recorder, 'r1', first, 100_000);
+    expect((await typesIn(store)).slice(3)).toEqual(['GenerationCompleted r1']);
+    expect(store.appends).toHaveLength(2);
+  });
+
+  it("writes a job's reservation at once: a later start resumes the job and must find it", async () => {
+    const store = new WatchedStore();
+    const recorder = soleWriter(store);
+    await reserveOn(recorder, 'video', 60_000, true);
+    expect(await typesIn(store)).toEqual(['BudgetReserved video']);
+  });
+
+  it("writes a long generation's reservation with its lease's first extension", async () => {
+    const store = new WatchedStore();
+    const recorder = soleWriter(store);
+    const reserved = await reserveOn(recorder, 'long', 30);
+    if (reserved.kind !== 'reserved') throw new Error(`expected a reservation, got ${reserved.kind}`);
+    const letGo = recorder.holdLease({ reservationId: reserved.reservationId, studioId: 'acme' }, 30);
+    await waitUntil(() => store.appends.length === 1, 'the lease is extended', 1_000);
+    letGo();
+    expect(await typesIn(store)).toEqual(['BudgetReserved long', 'BudgetLeaseExtended undefined']);
+  });
+
+  it('writes the reservations it holds when it closes', async () => {
+    const store = new WatchedStore();
+    const recorder = soleWriter(store);
+    await reserveOn(recorder, 'r1', 60_000);
+    await recorder.close();
+    expect(await typesIn(store)).toEqual(['BudgetReserved r1']);
+  });
+
+  it('keeps a reservation whose append failed, and writes it with the next one', async () => {
+    const store = new WatchedStore();
+    const recorder = soleWriter(store);
+    const first = reserveOn(recorder, 'r1', 60_000);
+    await first;
+    store.next = ['fail'];
+    await expect(settle(recorder, 'r1', first, 100_000)).rejects.toThrow('connection reset');
+    expect(recorder.unwrittenOf('acme')).toHaveLength(1);
+    await waitUntil(() => recorder.retrying === 0, 'the record is retried', 3_000);
+    expect(await typesIn(store)).toEqual(['BudgetReserved r1', 'GenerationCompleted r1']);
+    expect(recorder.unwrittenOf('acme')).toEqual([]);
+    expect(await reserveOn(recorder, 'r2', 60_000)).toMatchObject({ kind: 'reserved' });
+  });
+
+  it("retries a generation's event with its own reservation only, once, whether or not the failed append stored them", async () => {
+    const store = new WatchedStore();
+    const recorder = soleWriter(store, 10_000_000);
+    const [first, other] = [reserveOn(recorder, 'r1', 60_000), reserveOn(recorder, 'other', 60_000)];
+    await Promise.all([first, other]);
+    store.next = ['lose-answer'];
+    await expect(settle(recorder, 'r1', first, 100_000)).rejects.toThrow('after commit');
+    await waitUntil(() => recorder.retrying === 0, 'the record is retried', 3_000);
+    expect(recorder.unwrittenOf('acme')).toEqual([]);
+    await settle(recorder, 'other', other, 100_000);
+    expect(await typesIn(store)).toEqual([
+      'BudgetReserved r1',
+      'BudgetReserved other',
+      'GenerationCompleted r1',
+      'GenerationCompleted other',
+    ]);
+  });
+
+  it('leaves nothing of a reservation in flight when its process dies: the next process may spend its room', async () => {
+    const store = new WatchedStore();
+    await reserveOn(soleWriter(store), 'cut-short', 60_000);
+    const restarted = soleWriter(store);
+    expect(await reserveOn(restarted, 'after', 60_000)).toMatchObject({ kind: 'reserved' });
+    expect(store.appends).toEqual([]);
   });
 });

@@ -65,6 +65,11 @@ export interface ReserveRequest extends Omit<ReservationRequest, 'now'> {
   model: string;
   /** How long the reservation holds if its generation never settles it (its process died). */
   leaseMs: number;
+  /**
+   * The generation goes on as a job, which a later start resumes: its reservation is written
+   * before `reserve` returns, even where others wait for their studio's next append.
+   */
+  job?: boolean;
 }
 
 export type ReserveOutcome =
@@ -80,11 +85,20 @@ type Submission =
   | { kind: 'record'; event: GenerationEvent & { id: string } }
   | { kind: 'reserve'; request: ReserveRequest }
   | { kind: 'release'; data: ReleaseData }
-  | { kind: 'extend'; data: LeaseExtendedData };
+  | { kind: 'extend'; data: LeaseExtendedData }
+  /** Writes the reservations held unwritten, with nothing else. */
+  | { kind: 'flush' };
 
 type Outcome = ReserveOutcome | undefined;
 
 export interface UsageRecorderOptions {
+  /**
+   * No other process appends to this log (`hasSoleWriter`). A generation's reservation is then
+   * decided and held here without an append of its own, and written at the head of its studio's
+   * next append: most often its own usage event, otherwise a release, a lease's extension, or
+   * another generation's. A job's reservation is written at once.
+   */
+  soleWriter?: boolean;
   /**
    * **Benchmark only** (bench/gateway): `record` resolves at once and the append goes on behind it,
    * so answers do not wait for their record; the benchmark measures what waiting costs against
@@ -121,6 +135,11 @@ export class UsageRecorder {
    * together, and this process's budget decisions count them as open until they are settled.
    */
   readonly #held = new Map<string, HeldLease>();
+  /**
+   * Per studio, reservations decided and not written yet (`soleWriter`), in the order decided:
+   * folded into the studio's ledger here, written ahead of the studio's next append.
+   */
+  readonly #unwritten = new Map<string, HeldEvent[]>();
   #extending: { timer: NodeJS.Timeout; everyMs: number } | undefined;
   #closed = false;
 
@@ -137,6 +156,11 @@ export class UsageRecorder {
       undefined,
       observer && ((size) => observer.committed(size)),
     );
+  }
+
+  /** The reservations of `studioId` decided here and not written yet (`soleWriter`), oldest first. */
+  unwrittenOf(studioId: string): readonly HeldEvent[] {
+    return this.#unwritten.get(studioId) ?? [];
   }
 
   /** How long a reservation of a generation of `modality` holds unless extended. */
@@ -230,35 +254,74 @@ export class UsageRecorder {
     }
   }
 
+  /**
+   * Decides a batch on the studio's ledger and appends what it decided, with the reservations held
+   * unwritten ahead of it. `retry`: one event whose append failed, decided on `rules` and appended
+   * alone but for its own reservation, if that is unwritten (see `#retryLater`).
+   */
   async #commit(
     studioId: string,
     items: Submission[],
-    rules: readonly BudgetRule[] = this.budgets?.rulesOf(studioId) ?? [],
+    retry?: { rules: readonly BudgetRule[] },
   ): Promise<Outcome[]> {
-    if (rules.length === 0 && items.every((item) => item.kind === 'record')) {
+    const rules = retry?.rules ?? this.budgets?.rulesOf(studioId) ?? [];
+    const unwrittenNow = () => {
+      const all = this.#unwritten.get(studioId) ?? [];
+      return retry ? all.filter((event) => items.some((item) => settles(item, event))) : all;
+    };
+    if (rules.length === 0 && unwrittenNow().length === 0 && items.every((item) => item.kind === 'record')) {
       return this.#appendBlind(studioId, items);
     }
     for (let conflicts = 0; ; conflicts++) {
       const ledger = await this.#ledger(studioId);
       const draft = copyLedger(ledger);
       const { events, outcomes } = decideBatch(rules, draft, items, new Date(), this.#held);
-      if (events.length === 0) return outcomes;
+      if (this.#mayHoldUnwritten(items, events)) {
+        if (events.length > 0) {
+          // With ids: should an append carrying them fail, its retry stores them once.
+          const held = events.map((event) => ({ ...event, id: newEventId() }));
+          this.#unwritten.set(studioId, [...(this.#unwritten.get(studioId) ?? []), ...held]);
+          this.#ledgers.set(studioId, { state: draft, fresh: true });
+        }
+        return outcomes;
+      }
+      const unwritten = unwrittenNow();
+      if (events.length === 0 && unwritten.length === 0) return outcomes;
       try {
         const result = await this.#append(
           studioId,
-          events,
+          unwritten.length === 0 ? events : [...unwritten, ...events],
           ledger.revision < 0 ? 'no_stream' : ledger.revision,
         );
+        this.#written(studioId, unwritten);
         draft.revision = result.nextExpectedRevision;
         this.#ledgers.set(studioId, { state: draft, fresh: true });
         return outcomes;
       } catch (error) {
-        if (!(error instanceof WrongExpectedRevision) || conflicts >= MAX_CONFLICTS) throw error;
+        // Read again before the next decision: an append that failed may have been stored.
         this.#ledgers.set(studioId, { state: ledger, fresh: false });
+        if (!(error instanceof WrongExpectedRevision) || conflicts >= MAX_CONFLICTS) throw error;
         // Two processes deciding in lockstep would collide again: one of them waits a moment.
         if (conflicts >= 2) await pause(backoffDelay(conflicts - 1, { initialMs: 2, maxMs: 50 }));
       }
     }
+  }
+
+  /** Whether a batch's events are reservations that may wait for the studio's next append. */
+  #mayHoldUnwritten(items: readonly Submission[], events: readonly UsageEvent[]): boolean {
+    return (
+      this.options.soleWriter === true &&
+      items.every((item) => item.kind === 'reserve' && item.request.job !== true) &&
+      events.every((event) => event.type === 'BudgetReserved')
+    );
+  }
+
+  /** Takes the reservations an append wrote off the studio's unwritten ones. */
+  #written(studioId: string, written: readonly HeldEvent[]): void {
+    if (written.length === 0) return;
+    const left = (this.#unwritten.get(studioId) ?? []).filter((event) => !written.includes(event));
+    if (left.length === 0) this.#unwritten.delete(studioId);
+    else this.#unwritten.set(studioId, left);
   }
 
   /** A studio without budgets: nothing to decide, so the append does not wait on the stream's revision. */
@@ -286,10 +349,13 @@ export class UsageRecorder {
     const cached = this.#ledgers.get(studioId);
     if (cached?.fresh) return cached.state;
     let state = cached?.state;
+    const unwritten = this.#unwritten.get(studioId) ?? [];
     const fromReadModel = this.budgets?.ledgerOf(studioId);
-    if (fromReadModel && (!state || fromReadModel.revision > state.revision))
-      state = copyLedger(fromReadModel);
+    // With reservations unwritten, every event since this ledger is read, to find those stored.
+    const readModelAhead = fromReadModel && (!state || fromReadModel.revision > state.revision);
+    if (readModelAhead && unwritten.length === 0) state = copyLedger(fromReadModel);
     state = state ? copyLedger(state) : emptyLedger();
+    const storedIds = new Set<string>();
     for (;;) {
       const page: StoredEvent[] = await this.store.readStream(usageStreamId(studioId), {
         after: state.revision,
@@ -298,8 +364,18 @@ export class UsageRecorder {
       for (const event of page) {
         foldLedger(state, event as StoredEvent & UsageEvent, event.createdAt);
         state.revision = event.revision;
+        if (unwritten.length > 0) storedIds.add(event.id);
       }
       if (page.length < 10_000) break;
+    }
+    if (unwritten.length > 0) {
+      // A failed append that was stored after all wrote them; the others are counted here.
+      this.#written(
+        studioId,
+        unwritten.filter((event) => storedIds.has(event.id)),
+      );
+      const now = new Date().toISOString();
+      for (const event of this.#unwritten.get(studioId) ?? []) foldLedger(state, event, now);
     }
     this.#ledgers.set(studioId, { state, fresh: true });
     return state;
@@ -325,7 +401,7 @@ export class UsageRecorder {
           // Alone, a stored id returns the original result. The ledger is read again before the
           // next budget decision, which then counts the event as it was stored.
           const hardRules = (this.budgets?.rulesOf(studioId) ?? []).filter((rule) => rule.mode === 'hard');
-          await this.#commit(studioId, [{ kind: 'record', event }], hardRules);
+          await this.#commit(studioId, [{ kind: 'record', event }], { rules: hardRules });
           const cached = this.#ledgers.get(studioId);
           if (cached) cached.fresh = false;
           return;
@@ -346,8 +422,18 @@ export class UsageRecorder {
     return this.#retrying.size;
   }
 
-  /** Waits (at most `deadlineMs`) for events that failed to append to be retried. */
+  /**
+   * Writes the reservations held unwritten, then waits (at most `deadlineMs`) for events that
+   * failed to append to be retried.
+   */
   async close(deadlineMs = 5_000): Promise<void> {
+    await Promise.all(
+      [...this.#unwritten.keys()].map((studioId) =>
+        this.#commits.submit(studioId, { kind: 'flush' }).catch((error: unknown) => {
+          this.logger?.warn({ err: error, studioId }, 'could not write the reservations held');
+        }),
+      ),
+    );
     if (this.#retrying.size > 0) {
       await Promise.race([
         Promise.all(this.#retrying),
@@ -360,6 +446,9 @@ export class UsageRecorder {
       this.logger?.error({ events: this.#retrying.size }, 'usage events left unrecorded at shutdown');
   }
 }
+
+/** A reservation decided and not written yet, with the id it will be stored under. */
+type HeldEvent = UsageEvent & { id: string };
 
 interface HeldLease {
   reservationId: string;
@@ -394,6 +483,12 @@ function settledWithin<Event extends GenerationEvent>(
   return { ...event, data: { ...event.data, costMicroUsd: charged, unchargedMicroUsd: uncharged } };
 }
 
+/** Whether `item` is the record of the generation that made the reservation `event`. */
+const settles = (item: Submission, event: UsageEvent) =>
+  item.kind === 'record' &&
+  event.type === 'BudgetReserved' &&
+  item.event.data.reservationId === event.data.reservationId;
+
 const hardRulesFor = (rules: readonly BudgetRule[], tokenId: string | null) =>
   rules.filter((rule) => rule.mode === 'hard' && (rule.tokenId === null || rule.tokenId === tokenId));
 
@@ -427,6 +522,7 @@ function decideBatch(
       append({ type: 'BudgetReleased', data: item.data });
       return undefined;
     }
+    if (item.kind === 'flush') return undefined;
     if (item.kind === 'extend') {
       // A reservation settled meanwhile (or dropped as long expired) has nothing to extend.
       if (ledger.open.has(item.data.reservationId)) append({ type: 'BudgetLeaseExtended', data: item.data });
