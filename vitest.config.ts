@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
 // - e2e: `test/e2e/`, `test/cli/`, `test/scale/`, `test/fuzz/`: the server as users run it (the CLI,
 //   several processes, crashes), or every route at once;
 // - browser: `test/console/`, the consoles driven in Debian's Chromium.
-const BESIDE_CODE = ['{shared,services,projections,bin,sdk}/**/*.test.ts'];
+const BESIDE_CODE = ['{shared,services,projections,bin,sdk,bench}/**/*.test.ts'];
 const E2E = [
   'test/e2e/**/*.test.ts',
   'test/cli/**/*.test.ts',

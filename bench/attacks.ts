@@ -15,9 +15,10 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { peakRssMb, resetPeakRss } from './gateway/processes.ts';
 import { startStudioTarget } from './gateway/studio.ts';
+import { switchFromEnv } from './lib/env.ts';
 import { percentile } from './lib/stats.ts';
 
-const QUICK = process.env.BENCH_QUICK === '1';
+const QUICK = switchFromEnv('BENCH_QUICK');
 const ADMIN = `adm_${randomBytes(24).toString('base64url')}`;
 const dir = await mkdtemp(join(tmpdir(), 'studio-attacks-'));
 // No upstream is called: the attacks use the offline dev/* models.

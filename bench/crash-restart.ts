@@ -15,11 +15,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnReady } from './gateway/processes.ts';
 import { loadStudio, setUpBenchStudio } from './gateway/studio.ts';
-import { positiveFromEnv } from './lib/env.ts';
+import { positiveFromEnv, switchFromEnv } from './lib/env.ts';
 import { startStudio } from './lib/startup.ts';
 import { percentile, round3 } from './lib/stats.ts';
 
-const quick = process.env.BENCH_QUICK === '1';
+const quick = switchFromEnv('BENCH_QUICK');
 const seconds = positiveFromEnv('BENCH_CRASH_SECONDS', { integer: true }) ?? (quick ? 20 : 120);
 const reps = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (quick ? 1 : 3);
 const STEP_S = 10;

@@ -5,8 +5,9 @@
  */
 import { parse } from 'dotenv';
 import { parseDotenv } from '../services/env/dotenv-file.ts';
+import { switchFromEnv } from './lib/env.ts';
 
-const QUICK = process.env.BENCH_QUICK === '1';
+const QUICK = switchFromEnv('BENCH_QUICK');
 const SIZES = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
 /** dotenv's own parser on the whole file, for comparison, only where it ends within seconds. */
 const WHOLE_FILE_UP_TO = 20_000;

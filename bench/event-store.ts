@@ -15,7 +15,7 @@
 import { readFile } from 'node:fs/promises';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { type DatasetShape, loadDataset, planDataset } from './lib/dataset.ts';
-import { positiveFromEnv } from './lib/env.ts';
+import { listFromEnv, positiveFromEnv, switchFromEnv } from './lib/env.ts';
 import {
   type Budget,
   measureAppends,
@@ -29,8 +29,7 @@ import {
 import { formatDuration, formatRate, round3, type Summary, summarize } from './lib/stats.ts';
 import { openMemory, openPostgres, openSqlite, type Target, type TargetKind } from './lib/targets.ts';
 
-const env = process.env;
-const QUICK = env.BENCH_QUICK === '1';
+const QUICK = switchFromEnv('BENCH_QUICK');
 const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (QUICK ? 2 : 3);
 const EVENTS = positiveFromEnv('BENCH_EVENTS', { integer: true }) ?? (QUICK ? 20_000 : 100_000);
 const APPEND_MS = positiveFromEnv('BENCH_APPEND_MS', { integer: true }) ?? (QUICK ? 500 : 3_000);
@@ -40,10 +39,8 @@ const READ_PAGE = 5_000;
 const WRITERS = 16;
 /** The single writer round-robins over a few streams. */
 const SINGLE_WRITER_STREAMS = 4;
-const TARGETS = (env.BENCH_TARGETS ?? 'memory,sqlite,postgres')
-  .split(',')
-  .map((s) => s.trim())
-  .filter((s): s is TargetKind => s === 'memory' || s === 'sqlite' || s === 'postgres');
+const TARGET_KINDS: readonly TargetKind[] = ['memory', 'sqlite', 'postgres'];
+const TARGETS = listFromEnv('BENCH_TARGETS', TARGET_KINDS, TARGET_KINDS);
 
 const AIM_POSTGRES_APPENDS_16 = 5_000;
 const AIM_REPLAY_EVENTS_PER_S = 150_000;

@@ -12,8 +12,9 @@ import type { GenerationEvent } from '../services/ai/usage/events.ts';
 import { defineAction, noInput } from '../shared/http/action.ts';
 import { noteEndpoint, observeRequests } from '../shared/observability/http.ts';
 import { MetricsRegistry } from '../shared/observability/metrics.ts';
+import { switchFromEnv } from './lib/env.ts';
 
-const QUICK = process.env.BENCH_QUICK === '1';
+const QUICK = switchFromEnv('BENCH_QUICK');
 const N = QUICK ? 100_000 : 1_000_000;
 const REPS = 5;
 

@@ -25,14 +25,14 @@ import type { EventStore } from '../shared/event-store/types.ts';
 import type { CheckpointStore } from '../shared/projections/checkpoints.ts';
 import { coldReplay } from './lib/cold-replay.ts';
 import { type DatasetShape, loadDataset, planDataset } from './lib/dataset.ts';
-import { positiveFromEnv } from './lib/env.ts';
+import { positiveFromEnv, switchFromEnv } from './lib/env.ts';
 import { measureAppends, measureRebuild } from './lib/measures.ts';
 import { npmStart } from './lib/server-build.ts';
 import { measureStartup } from './lib/startup.ts';
 import { round3, summarize } from './lib/stats.ts';
 import { baseDatabaseUrl, openPostgres, openSqlite, type Target } from './lib/targets.ts';
 
-const QUICK = process.env.BENCH_QUICK === '1';
+const QUICK = switchFromEnv('BENCH_QUICK');
 const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (QUICK ? 1 : 2);
 const EVENTS = positiveFromEnv('BENCH_AIM_EVENTS', { integer: true }) ?? (QUICK ? 100_000 : 1_000_000);
 const APPEND_MS = positiveFromEnv('BENCH_APPEND_MS', { integer: true }) ?? (QUICK ? 1_000 : 3_000);

@@ -13,10 +13,10 @@ import { MemoryEventStore } from '../../shared/event-store/memory.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
 import { type Cluster, freshTopic, KCAT, startMockCluster } from '../../test/forwarder/support.ts';
-import { positiveFromEnv } from '../lib/env.ts';
+import { positiveFromEnv, switchFromEnv } from '../lib/env.ts';
 import { round3, summarize } from '../lib/stats.ts';
 
-const QUICK = process.env.BENCH_QUICK === '1';
+const QUICK = switchFromEnv('BENCH_QUICK');
 const EVENTS = positiveFromEnv('BENCH_FORWARDER_EVENTS', { integer: true }) ?? (QUICK ? 10_000 : 50_000);
 const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (QUICK ? 1 : 3);
 const STREAMS = 200;

@@ -38,7 +38,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { positiveFromEnv } from '../lib/env.ts';
+import { listFromEnv, positiveFromEnv, switchFromEnv } from '../lib/env.ts';
 import { percentile, round3 } from '../lib/stats.ts';
 import { findNginx, startNginx } from './nginx.ts';
 import { type OpenLoopResult, openLoop } from './open-loop.ts';
@@ -119,16 +119,13 @@ const oneLine = (error: unknown) =>
   (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 240);
 
 function optionsFromEnv(): GatewayBenchOptions {
-  const env = process.env;
-  const targets = env.BENCH_GATEWAY_TARGETS?.split(',')
-    .map((s) => s.trim())
-    .filter((s): s is TargetKey => (ALL_TARGETS as readonly string[]).includes(s));
+  const targets = listFromEnv('BENCH_GATEWAY_TARGETS', ALL_TARGETS, []);
   return {
-    quick: env.BENCH_QUICK === '1',
+    quick: switchFromEnv('BENCH_QUICK'),
     reps: positiveFromEnv('BENCH_REPS'),
     seconds: positiveFromEnv('BENCH_GATEWAY_SECONDS'),
     store: studioStoreFromEnv(),
-    ...(targets?.length ? { targets } : {}),
+    ...(targets.length ? { targets } : {}),
   };
 }
 

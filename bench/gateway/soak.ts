@@ -16,7 +16,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
-import { positiveFromEnv } from '../lib/env.ts';
+import { positiveFromEnv, switchFromEnv } from '../lib/env.ts';
 import { percentile } from '../lib/stats.ts';
 import { openLoop } from './open-loop.ts';
 import { peakRssMb, resetPeakRss } from './processes.ts';
@@ -30,8 +30,7 @@ const SLICE_MS = 10_000;
 const FLAT_TOLERANCE = 0.1;
 const AIM_PEAK_RSS_MB = 150;
 
-const env = process.env;
-const quick = env.BENCH_QUICK === '1';
+const quick = switchFromEnv('BENCH_QUICK');
 const seconds = positiveFromEnv('BENCH_SOAK_SECONDS') ?? (quick ? 60 : 600);
 const rate = positiveFromEnv('BENCH_SOAK_RATE') ?? 500;
 const store = studioStoreFromEnv();

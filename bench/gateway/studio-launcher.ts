@@ -17,6 +17,7 @@ import { provisionLocalToken } from '../../services/runtime/provision.ts';
 import { type RunningRuntime, startRuntime } from '../../services/runtime/runtime.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { switchFromEnv } from '../lib/env.ts';
 import { cpuProfileOnSignal, profileOnSignal } from '../lib/profile-on-signal.mjs';
 import { studioStartFromEnv } from './studio-start.ts';
 
@@ -27,7 +28,7 @@ const logger = createLogger(config.logLevel);
 const start = studioStartFromEnv();
 // BENCH_ANSWER_BEFORE_USAGE_DURABLE=1: answers do not wait for their usage event (bench only; see
 // `UsageRecorderOptions`), the "without" against which the cost of holding them is measured.
-const unheld = process.env.BENCH_ANSWER_BEFORE_USAGE_DURABLE === '1';
+const unheld = switchFromEnv('BENCH_ANSWER_BEFORE_USAGE_DURABLE');
 const gateway = await startGateway({ config, logger, ai: { usage: { answerBeforeDurable: unheld } } });
 let runtime: RunningRuntime | undefined;
 if (start === 'studio') {

@@ -18,14 +18,15 @@ import { subscribe } from '../../shared/event-store/subscription.ts';
 import { type EventStore, isCaughtUp } from '../../shared/event-store/types.ts';
 import { MemoryCheckpointStore } from '../../shared/projections/checkpoints.ts';
 import { loadDataset, planDataset } from '../lib/dataset.ts';
-import { positiveFromEnv } from '../lib/env.ts';
+import { listFromEnv, positiveFromEnv } from '../lib/env.ts';
 import { measureRunnerStart, measureSubscribeCatchUp } from '../lib/measures.ts';
 import { round3, summarize } from '../lib/stats.ts';
 import { openMemory, openPostgres, openSqlite, type Target } from '../lib/targets.ts';
 
 const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? 3;
 const EVENTS = positiveFromEnv('BENCH_EVENTS', { integer: true }) ?? 100_000;
-const TARGETS = (process.env.BENCH_TARGETS ?? 'memory,sqlite,postgres').split(',');
+const TARGET_KINDS = ['memory', 'sqlite', 'postgres'] as const;
+const TARGETS = listFromEnv('BENCH_TARGETS', TARGET_KINDS, TARGET_KINDS);
 const log = (message: string) => process.stderr.write(`[replay] ${message}\n`);
 
 /** A subscription from the start folding every event into fresh gateway read models; events/s. */

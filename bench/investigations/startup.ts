@@ -7,13 +7,13 @@
  * that checkout too, interleaved. `BENCH_REPS` repetitions (default 5, quick 2); prints the medians.
  */
 import { join } from 'node:path';
-import { positiveFromEnv } from '../lib/env.ts';
+import { positiveFromEnv, switchFromEnv } from '../lib/env.ts';
 import { npmStart } from '../lib/server-build.ts';
 import { measureStartup } from '../lib/startup.ts';
 
 const AIM_EXISTING_MS = 1_000;
 const AIM_NEW_MS = 2_000;
-const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (process.env.BENCH_QUICK === '1' ? 2 : 5);
+const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (switchFromEnv('BENCH_QUICK') ? 2 : 5);
 
 const now = await npmStart();
 const targets: Record<string, readonly string[]> = { now: now.nodeArgs };

@@ -7,10 +7,11 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type ServerProcess, startStudio } from '../../test/scale/processes.ts';
 import { loadDataset, planDataset } from '../lib/dataset.ts';
+import { switchFromEnv } from '../lib/env.ts';
 import { measureRebuild, measureRunnerStart } from '../lib/measures.ts';
 import { baseDatabaseUrl, openPostgres } from '../lib/targets.ts';
 
-const QUICK = process.env.BENCH_QUICK === '1';
+const QUICK = switchFromEnv('BENCH_QUICK');
 const LOAD_MS = QUICK ? 2_000 : 8_000;
 const CONCURRENCY = 32;
 const REBUILD_EVENTS = QUICK ? 100_000 : 1_000_000;

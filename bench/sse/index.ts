@@ -45,6 +45,7 @@ import {
   BURST,
   CONNECT_WAVE,
   DRAIN_TIMEOUT_MS,
+  KEEP_PROFILE,
   LARGE,
   LARGE_BURST,
   LARGE_EVENT_BYTES,
@@ -569,8 +570,7 @@ export async function runSseBench(): Promise<string> {
     }
   } finally {
     await stopAll();
-    if (profileDir && env.BENCH_SSE_KEEP_PROFILE !== '1')
-      rmSync(profileDir, { recursive: true, force: true });
+    if (profileDir && !KEEP_PROFILE) rmSync(profileDir, { recursive: true, force: true });
   }
   const cpu = process.cpuUsage(cpuStart);
   const clientCpuPct = (100 * (cpu.user + cpu.system)) / 1000 / (performance.now() - wallStart);

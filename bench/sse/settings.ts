@@ -1,9 +1,8 @@
 /** The SSE bench's settings, from the environment (see index.ts). */
-import { positiveFromEnv } from '../lib/env.ts';
+import { listFromEnv, positiveFromEnv, switchFromEnv } from '../lib/env.ts';
 import type { Ready } from './protocol.ts';
 
-const env = process.env;
-export const QUICK = env.BENCH_QUICK === '1';
+export const QUICK = switchFromEnv('BENCH_QUICK');
 export const LARGE = positiveFromEnv('BENCH_SSE_SUBSCRIBERS', { integer: true }) ?? 1_000;
 export const SMALL = 100;
 export const RATE = 20;
@@ -16,16 +15,18 @@ export const LARGE_BURST = 50;
 export const LARGE_EVENT_BYTES = 32 * 1024;
 export const REPS = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (QUICK ? 1 : 2);
 export type Target = Ready['store'];
-export const TARGETS = (env.BENCH_SSE_TARGETS ?? (QUICK ? 'memory,reference' : 'memory,reference,sqlite'))
-  .split(',')
-  .map((s) => s.trim())
-  .filter((s): s is Target => s === 'memory' || s === 'sqlite' || s === 'reference');
+export const TARGETS = listFromEnv<Target>(
+  'BENCH_SSE_TARGETS',
+  ['memory', 'reference', 'sqlite'],
+  QUICK ? ['memory', 'reference'] : ['memory', 'reference', 'sqlite'],
+);
 export const TARGET_LABEL: Record<Target, string> = {
   memory: 'Studio, memory store',
   sqlite: 'Studio, SQLite store',
   reference: 'bare node:http (reference)',
 };
-export const PROFILE = env.BENCH_SSE_PROFILE === '1';
+export const PROFILE = switchFromEnv('BENCH_SSE_PROFILE');
+export const KEEP_PROFILE = switchFromEnv('BENCH_SSE_KEEP_PROFILE');
 export const AIM_P99_MS = 50;
 /** Connections opened at once (the listen backlog is 511). */
 export const CONNECT_WAVE = 100;

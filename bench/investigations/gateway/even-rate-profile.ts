@@ -1,6 +1,6 @@
 /**
  * What makes a request at an even rate cost Studio's main thread more than one among 50 in flight?
- * Profiles (V8's sampler) Studio as `studio start`, governed unless BENCH_PROFILE_UNGOVERNED, on
+ * Profiles (V8's sampler) Studio as `studio start`, governed unless BENCH_PROFILE_UNGOVERNED=1, on
  * the store (BENCH_GATEWAY_STORE), for JSON chat completions at an even BENCH_RATE (default 300/s) and then
  * in the closed loop (50 connections), and the thin proxy (plain `node`) at the same even rate,
  * each for BENCH_SECONDS (default 8) after a warm-up. Prints the busy self time per request (µs) by
@@ -17,7 +17,7 @@ import { openLoop } from '../../gateway/open-loop.ts';
 import { spawnReady } from '../../gateway/processes.ts';
 import { chatRequestBody } from '../../gateway/settings.ts';
 import { studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
-import { positiveFromEnv } from '../../lib/env.ts';
+import { positiveFromEnv, switchFromEnv } from '../../lib/env.ts';
 import { profileWhile } from '../../lib/profile-while.ts';
 import { selfTimes } from './cpuprofile.ts';
 
@@ -25,7 +25,7 @@ const RATE = positiveFromEnv('BENCH_RATE', { integer: true }) ?? 300;
 const SECONDS = positiveFromEnv('BENCH_SECONDS') ?? 8;
 const TOP = positiveFromEnv('BENCH_TOP', { integer: true }) ?? 30;
 const store = studioStoreFromEnv();
-const governed = process.env.BENCH_PROFILE_UNGOVERNED !== '1';
+const governed = !switchFromEnv('BENCH_PROFILE_UNGOVERNED');
 const log = (message: string) => process.stderr.write(`[bench:even-rate-profile] ${message}\n`);
 
 const body = chatRequestBody('compat/bench');

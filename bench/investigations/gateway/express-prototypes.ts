@@ -12,10 +12,10 @@
 import { closedLoop } from '../../gateway/closed-loop.ts';
 import { type Child, cpuMs, spawnReady } from '../../gateway/processes.ts';
 import { chatRequestBody } from '../../gateway/settings.ts';
-import { positiveFromEnv } from '../../lib/env.ts';
+import { positiveFromEnv, switchFromEnv } from '../../lib/env.ts';
 import { formatRate, summarize } from '../../lib/stats.ts';
 
-const quick = process.env.BENCH_QUICK === '1';
+const quick = switchFromEnv('BENCH_QUICK');
 const reps = positiveFromEnv('BENCH_REPS', { integer: true }) ?? (quick ? 2 : 6);
 const seconds = positiveFromEnv('BENCH_GATEWAY_SECONDS') ?? (quick ? 1.5 : 3);
 const VARIANTS = [

@@ -13,7 +13,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadStudio, studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
-import { positiveFromEnv } from '../../lib/env.ts';
+import { positiveFromEnv, switchFromEnv } from '../../lib/env.ts';
 import { profileWhile } from '../../lib/profile-while.ts';
 import { placeOf } from './cpuprofile.ts';
 
@@ -25,7 +25,7 @@ interface HeapNode {
 
 const seconds = positiveFromEnv('BENCH_HEAP_SECONDS') ?? 5;
 const top = positiveFromEnv('BENCH_HEAP_TOP', { integer: true }) ?? 30;
-const stream = process.env.BENCH_HEAP_STREAM === '1';
+const stream = switchFromEnv('BENCH_HEAP_STREAM');
 const store = studioStoreFromEnv();
 const COUNTS = ['all', 'old', 'live'] as const;
 const count = COUNTS.find((c) => c === (process.env.BENCH_HEAP_COUNT ?? 'all'));

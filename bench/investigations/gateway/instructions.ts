@@ -20,12 +20,12 @@ import { closedLoop } from '../../gateway/closed-loop.ts';
 import { type Child, spawnReady } from '../../gateway/processes.ts';
 import { chatRequestBody } from '../../gateway/settings.ts';
 import { startStudioTarget, studioStoreFromEnv } from '../../gateway/studio.ts';
-import { positiveFromEnv } from '../../lib/env.ts';
+import { listFromEnv, positiveFromEnv } from '../../lib/env.ts';
 
 const run = promisify(execFile);
 const counted = positiveFromEnv('BENCH_INSTR_REQUESTS') ?? 200;
 const store = studioStoreFromEnv();
-const wanted = (process.env.BENCH_INSTR_TARGETS ?? 'thin,studio').split(',').map((s) => s.trim());
+const wanted = listFromEnv('BENCH_INSTR_TARGETS', ['thin', 'studio'], ['thin', 'studio']);
 const log = (message: string) => process.stderr.write(`[bench:instructions] ${message}\n`);
 
 const callgrind = (outDir: string) => [

@@ -11,7 +11,7 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cpuMs } from '../../gateway/processes.ts';
 import { loadStudio, studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
-import { positiveFromEnv } from '../../lib/env.ts';
+import { positiveFromEnv, switchFromEnv } from '../../lib/env.ts';
 import { profileWhile } from '../../lib/profile-while.ts';
 import { round3 } from '../../lib/stats.ts';
 import { formatSummary, summarizeProfile } from './cpuprofile.ts';
@@ -25,7 +25,7 @@ const profileIn = (dir: string) => join(dir, 'studio.cpuprofile');
 const options = (dir: string) => ({
   store,
   env: { BENCH_CPU_PROFILE: profileIn(dir) },
-  governed: process.env.BENCH_PROFILE_UNGOVERNED !== '1',
+  governed: !switchFromEnv('BENCH_PROFILE_UNGOVERNED'),
   // The compiled bundle is one file: the sources let the profile say which file the time is in.
   fromSources: true,
 });

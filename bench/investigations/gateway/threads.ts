@@ -12,11 +12,11 @@
 import { peakRssMb, threadCpuMs } from '../../gateway/processes.ts';
 import { loadStudio, studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
 import { START_COMMAND, studioStartFromEnv } from '../../gateway/studio-start.ts';
-import { positiveFromEnv } from '../../lib/env.ts';
+import { positiveFromEnv, switchFromEnv } from '../../lib/env.ts';
 
 const rounds = positiveFromEnv('BENCH_THREADS_ROUNDS') ?? 3;
 const seconds = positiveFromEnv('BENCH_THREADS_SECONDS') ?? 4;
-const stream = process.env.BENCH_THREADS_STREAM === '1';
+const stream = switchFromEnv('BENCH_THREADS_STREAM');
 const store = studioStoreFromEnv();
 const start = studioStartFromEnv();
 await withStudioTarget(
