@@ -1,3 +1,4 @@
+import { setUpSerialized } from '../postgres-set-up.ts';
 import type { KeyVault } from './types.ts';
 import { checkKeyId } from './types.ts';
 
@@ -8,12 +9,12 @@ export async function postgresKeyVault(connectionString: string): Promise<KeyVau
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString, max: 2 });
   pool.on('error', () => undefined); // an idle client's error surfaces on its next use
-  await pool
-    .query(`CREATE TABLE IF NOT EXISTS ${TABLE} (id text PRIMARY KEY, value text NOT NULL)`)
-    .catch(async (error: { code?: string }) => {
-      // Two gateways creating the table at once: the loser finds it made.
-      if (error.code !== '23505' && error.code !== '42P07') throw error;
-    });
+  await setUpSerialized(pool, TABLE, async (client) => {
+    await client.query(`CREATE TABLE IF NOT EXISTS ${TABLE} (id text PRIMARY KEY, value text NOT NULL)`);
+  }).catch(async (error: unknown) => {
+    await pool.end();
+    throw error;
+  });
   return {
     kind: 'postgres',
     async putIfAbsent(id, value) {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { setUpSerialized } from '../postgres-set-up.ts';
 import { type AdmissionStore, memoryAdmissions } from './admissions.ts';
 import {
   COUNTERS_TABLE,
@@ -43,23 +44,12 @@ export async function postgresCounters(connectionString: string): Promise<Counte
   const pool = new pg.Pool({ connectionString, max: 8 });
   pool.on('error', () => undefined); // an idle client's error surfaces on its next use
   try {
-    // One process at a time (a transaction-scoped advisory lock): two creating the tables at once
-    // would race on their row types (`type … already exists`) even with IF NOT EXISTS.
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query(`SELECT pg_advisory_xact_lock(hashtext('${COUNTERS_TABLE}'))`);
+    await setUpSerialized(pool, COUNTERS_TABLE, async (client) => {
       await client.query(CREATE_COUNTERS_TABLE);
       await client.query(CREATE_LEASES_TABLE);
       await makeUnlogged(client, [COUNTERS_TABLE, LEASES_TABLE]);
       for (const statement of CREATE_ADMISSION_FUNCTIONS) await client.query(statement);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   } catch (error) {
     await pool.end();
     throw error;
