@@ -64,22 +64,25 @@ describe('the file key vault', () => {
 });
 
 describe('the postgres key vault', () => {
-  it.skipIf(database === undefined)('opens when several gateways create its table at the same moment', async () => {
-    const fresh = await freshPostgresDatabase();
-    try {
-      for (let round = 0; round < 40; round++) {
-        const { default: pg } = await import('pg');
-        const admin = new pg.Client({ connectionString: fresh!.url });
-        await admin.connect();
-        await admin.query('DROP TABLE IF EXISTS studio_key_vault');
-        await admin.end();
-        const vaults = await Promise.all(Array.from({ length: 8 }, () => postgresKeyVault(fresh!.url)));
-        await vaults[0]!.putIfAbsent('race:1', 'kept');
-        for (const vault of vaults) expect(await vault.get('race:1')).toBe('kept');
-        await Promise.all(vaults.map((vault) => vault.close()));
+  it.skipIf(database === undefined)(
+    'opens when several gateways create its table at the same moment',
+    async () => {
+      const fresh = await freshPostgresDatabase();
+      try {
+        for (let round = 0; round < 40; round++) {
+          const { default: pg } = await import('pg');
+          const admin = new pg.Client({ connectionString: fresh!.url });
+          await admin.connect();
+          await admin.query('DROP TABLE IF EXISTS studio_key_vault');
+          await admin.end();
+          const vaults = await Promise.all(Array.from({ length: 8 }, () => postgresKeyVault(fresh!.url)));
+          await vaults[0]!.putIfAbsent('race:1', 'kept');
+          for (const vault of vaults) expect(await vault.get('race:1')).toBe('kept');
+          await Promise.all(vaults.map((vault) => vault.close()));
+        }
+      } finally {
+        await fresh?.drop();
       }
-    } finally {
-      await fresh?.drop();
-    }
-  });
+    },
+  );
 });
