@@ -96,10 +96,11 @@ async function budgeted(
   price: Record<string, number>,
   amountUsd: number,
   window: 'day' | 'total',
+  on: TestGateway = gw,
 ): Promise<string> {
-  const { token } = await studioWithToken(gw, studioId);
-  await adminOk(gw, 'POST', '/v1/ai/prices/upsert', { model, ...price });
-  await adminOk(gw, 'POST', '/v1/studios/budgets/set', {
+  const { token } = await studioWithToken(on, studioId);
+  await adminOk(on, 'POST', '/v1/ai/prices/upsert', { model, ...price });
+  await adminOk(on, 'POST', '/v1/studios/budgets/set', {
     studio_id: studioId,
     amount_usd: amountUsd,
     window,
@@ -250,16 +251,20 @@ describe('total budgets', () => {
 });
 
 describe('a stream outliving its lease', () => {
-  it('keeps its reservation: the lease is extended while it streams, and settled once it ends', async () => {
+  /** Streams on `on` for four leases; answers the studio's usage stream and its budget during and after. */
+  async function longStream(on: TestGateway, studioId: string) {
     const token = await budgeted(
-      'long-stream',
+      studioId,
       'openai/gpt-4o',
       { input_per_mtok: 0, output_per_mtok: 100_000 },
       1,
       'day',
+      on,
     );
+    const budget = async () =>
+      (await adminOk(on, 'GET', `/v1/studios/budgets/list?studio_id=${studioId}`)).json.items[0];
     held = gate();
-    const streaming = gw.api('POST', '/v1/ai/chat/completions', {
+    const streaming = on.api('POST', '/v1/ai/chat/completions', {
       token,
       body: {
         model: 'openai/gpt-4o',
@@ -269,18 +274,46 @@ describe('a stream outliving its lease', () => {
       },
     });
     await sleep(LEASE_MS * 4);
-    const [during] = (await adminOk(gw, 'GET', '/v1/studios/budgets/list?studio_id=long-stream')).json.items;
-    expect(during.reserved_usd).toBeCloseTo(0.8, 6);
+    const during = await budget();
     held.open();
     expect((await streaming).status).toBe(200);
-    const events = await gw.running.ctx.events.readStream('usage-long-stream');
-    const types = events.map((e) => e.type);
-    expect(types[0]).toBe('BudgetReserved');
-    expect(types.filter((t) => t === 'BudgetLeaseExtended').length).toBeGreaterThanOrEqual(3);
-    expect(types.at(-1)).toBe('GenerationCompleted');
-    const [after] = (await adminOk(gw, 'GET', '/v1/studios/budgets/list?studio_id=long-stream')).json.items;
+    const types = (await on.running.ctx.events.readStream(`usage-${studioId}`)).map((e) =>
+      e.type === 'GenerationCompleted' &&
+      (e.data as { reservedMicroUsd?: number }).reservedMicroUsd !== undefined
+        ? 'GenerationCompleted (reserved)'
+        : e.type,
+    );
+    const after = await budget();
+    await adminOk(on, 'POST', '/v1/ai/prices/remove', { model: 'openai/gpt-4o' });
+    return { during, types, after };
+  }
+
+  it("keeps its reservation on the embedded log: held in the process, lease and all, and recorded by the generation's event", async () => {
+    const { during, types, after } = await longStream(gw, 'long-stream');
+    expect(during.reserved_usd).toBeCloseTo(0.8, 6);
+    expect(types).toEqual(['GenerationCompleted (reserved)']);
     expect(after).toMatchObject({ reserved_usd: 0, spent_usd: 0.8 });
-    await adminOk(gw, 'POST', '/v1/ai/prices/remove', { model: 'openai/gpt-4o' });
+  });
+
+  it('keeps its reservation on a log gateways share: the lease is extended in the log while it streams, and settled once it ends', async (t) => {
+    const db = await freshPostgresDatabase();
+    if (!db) return t.skip();
+    const shared = await holesGateway({
+      store: 'postgres',
+      databaseUrl: db.url,
+      masterKey: sharedMasterKey(),
+    });
+    try {
+      const { during, types, after } = await longStream(shared, 'long-stream-shared');
+      expect(during.reserved_usd).toBeCloseTo(0.8, 6);
+      expect(types[0]).toBe('BudgetReserved');
+      expect(types.filter((type) => type === 'BudgetLeaseExtended').length).toBeGreaterThanOrEqual(3);
+      expect(types.at(-1)).toBe('GenerationCompleted');
+      expect(after).toMatchObject({ reserved_usd: 0, spent_usd: 0.8 });
+    } finally {
+      await shared.close();
+      await db.drop();
+    }
   });
 });
 

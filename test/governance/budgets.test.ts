@@ -5,7 +5,7 @@ import { waitUntil } from '../../shared/testing/wait.ts';
 import { adminOk, studioWithToken } from '../support/admin.ts';
 import { expectApiError, type TestGateway } from '../support/gateway.ts';
 import { gate, openAiMock, openAiStream, openAiWire, type WireMock } from '../support/mock-ai-upstreams.ts';
-import { governedGateway, recordedSpend } from './support.ts';
+import { governedGateway, recordedSpend, usageLog } from './support.ts';
 
 let mock: WireMock;
 let gw: TestGateway;
@@ -209,8 +209,7 @@ describe('hard budgets', () => {
     expect(frames.at(-1)).toContain('"code":"budget_exceeded"');
     expect(res.text).not.toContain('[DONE]');
     expect(frames.length).toBeLessThan(50);
-    const events = await gw.running.ctx.events.readStream(`usage-${id}`);
-    expect(events.map((e) => e.type)).toEqual(['BudgetReserved', 'GenerationFailed']);
+    expect(await usageLog(gw, id)).toEqual(['GenerationFailed (reserved)']);
     expect(await recordedSpend(gw, id)).toBeLessThanOrEqual(600);
   });
 
@@ -225,7 +224,7 @@ describe('hard budgets', () => {
     expect((await chat(other, { messages: [{ role: 'user', content: 'x'.repeat(200) }] })).status).toBe(200);
   });
 
-  it("count a running generation's reservation before the log has it: it is written with the generation's event", async () => {
+  it("count a running generation's reservation, held in the process: the generation's event records it", async () => {
     const { id, token } = await budgeted({ amount_usd: 1 });
     const held = gate();
     mock.reply(
@@ -245,7 +244,13 @@ describe('hard budgets', () => {
 
     held.open();
     expect((await streaming).status).toBe(200);
-    expect((await usage()).map((e) => e.type)).toEqual(['BudgetReserved', 'GenerationCompleted']);
+    const [completed, ...rest] = await usage();
+    expect(rest).toEqual([]);
+    expect(completed).toMatchObject({ type: 'GenerationCompleted' });
+    expect((completed!.data as { reservedMicroUsd: number }).reservedMicroUsd / 1e6).toBeCloseTo(
+      during.reserved_usd,
+      9,
+    );
     const [after] = await listBudgets(id);
     expect(after.reserved_usd).toBe(0);
   });

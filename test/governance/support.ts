@@ -43,3 +43,16 @@ export async function recordedSpend(gw: TestGateway, studioId: string): Promise<
     .filter((e) => e.type === 'GenerationCompleted' || e.type === 'GenerationFailed')
     .reduce((sum, e) => sum + ((e.data as { costMicroUsd?: number }).costMicroUsd ?? 0), 0);
 }
+
+/**
+ * A studio's usage stream, an entry per event: its type, with ` (reserved)` where a generation's
+ * event records the reservation it settles (one never written on its own).
+ */
+export async function usageLog(gw: TestGateway, studioId: string): Promise<string[]> {
+  const events = await gw.running.ctx.events.readStream(`usage-${studioId}`);
+  return events.map((e) =>
+    (e.data as { reservedMicroUsd?: number }).reservedMicroUsd === undefined
+      ? e.type
+      : `${e.type} (reserved)`,
+  );
+}

@@ -27,6 +27,11 @@ export interface GenerationData {
   startedAt?: string;
   /** The reservation this generation settles, when a hard budget made it reserve. */
   reservationId?: string;
+  /**
+   * What that reservation set aside, when it was never written as an event of its own (a log with
+   * one writer holds reservations in its process): this event records it instead.
+   */
+  reservedMicroUsd?: number;
   /** Answered by the response cache: nothing went upstream, it cost 0 and charged no budget. */
   cached?: true;
   /** Looked up in the response cache and not found (absent with `cached`: the cache was not asked). */

@@ -1,11 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryEventStore } from '../../../shared/event-store/memory.ts';
-import type { AppendOptions, EventStore, NewEvent } from '../../../shared/event-store/types.ts';
+import type { AppendOptions, EventStore, NewEvent, StoredEvent } from '../../../shared/event-store/types.ts';
 import { waitUntil } from '../../../shared/testing/wait.ts';
+import { emptyLedger, foldLedger, spentIn } from '../budgets/ledger.ts';
 import { FREE } from '../prices/price.ts';
-import type { GenerationEvent } from './events.ts';
+import type { GenerationEvent, UsageEvent } from './events.ts';
 import { UsageRecorder, type UsageRecorderOptions } from './recorder.ts';
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A memory store whose appends are counted, and can be held or made to fail, one by one. */
@@ -348,7 +350,15 @@ describe('UsageRecorder, the only writer of its log', () => {
       (e) => `${e.type} ${(e.data as { requestId?: string }).requestId}`,
     );
 
-  it("decides a reservation without an append and writes it ahead of its generation's event, in one append", async () => {
+  /** The studio's ledger as a fresh fold of its stored stream gives it. */
+  const foldedFrom = async (store: EventStore) => {
+    const ledger = emptyLedger();
+    for (const event of await store.readStream('usage-acme'))
+      foldLedger(ledger, event as StoredEvent & UsageEvent, event.createdAt);
+    return ledger;
+  };
+
+  it("decides a reservation without an append; its generation's event records it, in one append", async () => {
     const store = new WatchedStore();
     const recorder = soleWriter(store);
     const reserving = reserveOn(recorder, 'r1', 60_000);
@@ -357,8 +367,22 @@ describe('UsageRecorder, the only writer of its log', () => {
 
     await settle(recorder, 'r1', reserving, 100_000);
     expect(store.appends).toHaveLength(1);
-    expect(await typesIn(store)).toEqual(['BudgetReserved r1', 'GenerationCompleted r1']);
+    const [event, ...rest] = await store.readStream('usage-acme');
+    expect(rest).toEqual([]);
+    const reserved = await reserving;
+    expect(event).toMatchObject({
+      type: 'GenerationCompleted',
+      data: {
+        requestId: 'r1',
+        costMicroUsd: 100_000,
+        reservationId: reserved.kind === 'reserved' ? reserved.reservationId : 'none',
+        reservedMicroUsd: 600_000,
+      },
+    });
     expect(recorder.unwrittenOf('acme')).toEqual([]);
+    const ledger = await foldedFrom(store);
+    expect([...ledger.open.keys()]).toEqual([]);
+    expect(spentIn(ledger, null, 'total')).toBe(100_000);
   });
 
   it('counts the reservations it has not written in every decision', async () => {
@@ -375,21 +399,40 @@ describe('UsageRecorder, the only writer of its log', () => {
     expect(store.appends).toHaveLength(1);
   });
 
-  it("writes the reservations of other generations ahead of any of the studio's appends", async () => {
+  it("keeps other generations' reservations held through the studio's appends, and counts them", async () => {
     const store = new WatchedStore();
-    const recorder = soleWriter(store, 10_000_000);
+    const recorder = soleWriter(store, 1_500_000);
     const first = reserveOn(recorder, 'r1', 60_000);
     const second = reserveOn(recorder, 'r2', 60_000);
     await Promise.all([first, second]);
     await settle(recorder, 'r2', second, 100_000);
-    expect(await typesIn(store)).toEqual([
-      'BudgetReserved r1',
-      'BudgetReserved r2',
-      'GenerationCompleted r2',
-    ]);
+    expect(await typesIn(store)).toEqual(['GenerationCompleted r2']);
+    expect(recorder.unwrittenOf('acme').map((r) => r.data.requestId)).toEqual(['r1']);
+    // 1.5 USD less r2's 0.1 spent and r1's 0.6 held: 0.8 left, too little for another 0.6 and 0.6.
+    expect(await reserveOn(recorder, 'r3', 60_000)).toMatchObject({ kind: 'reserved' });
+    expect(await reserveOn(recorder, 'r4', 60_000)).toMatchObject({
+      kind: 'refused',
+      availableMicroUsd: 200_000,
+    });
     await settle(recorder, 'r1', first, 100_000);
-    expect((await typesIn(store)).slice(3)).toEqual(['GenerationCompleted r1']);
+    expect(await typesIn(store)).toEqual(['GenerationCompleted r2', 'GenerationCompleted r1']);
     expect(store.appends).toHaveLength(2);
+  });
+
+  it('groups the reservations decided while an append is under way with it, and holds them unwritten', async () => {
+    const store = new WatchedStore();
+    const recorder = soleWriter(store, 10_000_000);
+    const first = reserveOn(recorder, 'r1', 60_000);
+    await first;
+    store.next = ['hold'];
+    const recording = settle(recorder, 'r1', first, 100_000);
+    await waitUntil(() => store.appends.length === 1, 'the append starts', 1_000);
+    const second = reserveOn(recorder, 'r2', 60_000);
+    const recordedToo = recorder.record(generation('acme', 'unbudgeted'));
+    store.release();
+    await Promise.all([recording, second, recordedToo]);
+    expect(await typesIn(store)).toEqual(['GenerationCompleted r1', 'GenerationCompleted unbudgeted']);
+    expect(recorder.unwrittenOf('acme').map((r) => r.data.requestId)).toEqual(['r2']);
   });
 
   it("writes a job's reservation at once: a later start resumes the job and must find it", async () => {
@@ -399,15 +442,36 @@ describe('UsageRecorder, the only writer of its log', () => {
     expect(await typesIn(store)).toEqual(['BudgetReserved video']);
   });
 
-  it("writes a long generation's reservation with its lease's first extension", async () => {
+  it("writes nothing for a held reservation's lease: no other process counts it", async () => {
     const store = new WatchedStore();
     const recorder = soleWriter(store);
-    const reserved = await reserveOn(recorder, 'long', 30);
+    const reserving = reserveOn(recorder, 'long', 30);
+    const reserved = await reserving;
     if (reserved.kind !== 'reserved') throw new Error(`expected a reservation, got ${reserved.kind}`);
     const letGo = recorder.holdLease({ reservationId: reserved.reservationId, studioId: 'acme' }, 30);
-    await waitUntil(() => store.appends.length === 1, 'the lease is extended', 1_000);
+    await sleep(100);
+    expect(store.appends).toEqual([]);
+    // Long past its lease, this process still counts it: its generation runs here.
+    expect(await reserveOn(recorder, 'next', 60_000)).toMatchObject({ kind: 'refused' });
+    await settle(recorder, 'long', reserving, 100_000);
     letGo();
-    expect(await typesIn(store)).toEqual(['BudgetReserved long', 'BudgetLeaseExtended undefined']);
+    expect(await typesIn(store)).toEqual(['GenerationCompleted long']);
+  });
+
+  it('writes a held reservation ahead of its release', async () => {
+    const store = new WatchedStore();
+    const recorder = soleWriter(store);
+    const reserved = await reserveOn(recorder, 'moved-on', 60_000);
+    if (reserved.kind !== 'reserved') throw new Error(`expected a reservation, got ${reserved.kind}`);
+    await recorder.release({
+      reservationId: reserved.reservationId,
+      studioId: 'acme',
+      tokenId: 'tok_1',
+      requestId: 'moved-on',
+    });
+    expect(await typesIn(store)).toEqual(['BudgetReserved moved-on', 'BudgetReleased moved-on']);
+    expect(recorder.unwrittenOf('acme')).toEqual([]);
+    expect([...(await foldedFrom(store)).open.keys()]).toEqual([]);
   });
 
   it('writes the reservations it holds when it closes', async () => {
@@ -418,7 +482,7 @@ describe('UsageRecorder, the only writer of its log', () => {
     expect(await typesIn(store)).toEqual(['BudgetReserved r1']);
   });
 
-  it('keeps a reservation whose append failed, and writes it with the next one', async () => {
+  it('keeps a reservation whose append failed, and records it with the retry', async () => {
     const store = new WatchedStore();
     const recorder = soleWriter(store);
     const first = reserveOn(recorder, 'r1', 60_000);
@@ -427,27 +491,27 @@ describe('UsageRecorder, the only writer of its log', () => {
     await expect(settle(recorder, 'r1', first, 100_000)).rejects.toThrow('connection reset');
     expect(recorder.unwrittenOf('acme')).toHaveLength(1);
     await waitUntil(() => recorder.retrying === 0, 'the record is retried', 3_000);
-    expect(await typesIn(store)).toEqual(['BudgetReserved r1', 'GenerationCompleted r1']);
+    const events = await store.readStream('usage-acme');
+    expect(events.map((e) => [e.type, (e.data as { reservedMicroUsd?: number }).reservedMicroUsd])).toEqual([
+      ['GenerationCompleted', 600_000],
+    ]);
     expect(recorder.unwrittenOf('acme')).toEqual([]);
     expect(await reserveOn(recorder, 'r2', 60_000)).toMatchObject({ kind: 'reserved' });
   });
 
-  it("retries a generation's event with its own reservation only, once, whether or not the failed append stored them", async () => {
+  it("retries a generation's event once when the failed append stored it, and counts its reservation settled", async () => {
     const store = new WatchedStore();
-    const recorder = soleWriter(store, 10_000_000);
+    const recorder = soleWriter(store, 1_500_000);
     const [first, other] = [reserveOn(recorder, 'r1', 60_000), reserveOn(recorder, 'other', 60_000)];
     await Promise.all([first, other]);
     store.next = ['lose-answer'];
     await expect(settle(recorder, 'r1', first, 100_000)).rejects.toThrow('after commit');
     await waitUntil(() => recorder.retrying === 0, 'the record is retried', 3_000);
-    expect(recorder.unwrittenOf('acme')).toEqual([]);
+    expect(recorder.unwrittenOf('acme').map((r) => r.data.requestId)).toEqual(['other']);
+    // 1.5 USD less r1's 0.1 and other's 0.6 held: r1's reservation no longer counts.
+    expect(await reserveOn(recorder, 'r3', 60_000)).toMatchObject({ kind: 'reserved' });
     await settle(recorder, 'other', other, 100_000);
-    expect(await typesIn(store)).toEqual([
-      'BudgetReserved r1',
-      'BudgetReserved other',
-      'GenerationCompleted r1',
-      'GenerationCompleted other',
-    ]);
+    expect(await typesIn(store)).toEqual(['GenerationCompleted r1', 'GenerationCompleted other']);
   });
 
   it('leaves nothing of a reservation in flight when its process dies: the next process may spend its room', async () => {

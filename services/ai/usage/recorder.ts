@@ -32,6 +32,8 @@ import {
   type GenerationEvent,
   type LeaseExtendedData,
   type ReleaseData,
+  type ReservationData,
+  USAGE_EVENT_TYPES,
   type UsageEvent,
   usageStreamId,
 } from './events.ts';
@@ -67,7 +69,7 @@ export interface ReserveRequest extends Omit<ReservationRequest, 'now'> {
   leaseMs: number;
   /**
    * The generation goes on as a job, which a later start resumes: its reservation is written
-   * before `reserve` returns, even where others wait for their studio's next append.
+   * before `reserve` returns, even where others are held unwritten.
    */
   job?: boolean;
 }
@@ -94,9 +96,9 @@ type Outcome = ReserveOutcome | undefined;
 export interface UsageRecorderOptions {
   /**
    * No other process appends to this log (`hasSoleWriter`). A generation's reservation is then
-   * decided and held here without an append of its own, and written at the head of its studio's
-   * next append: most often its own usage event, otherwise a release, a lease's extension, or
-   * another generation's. A job's reservation is written at once.
+   * decided and held here, not written: its generation's own event records it once the generation
+   * ends (`reservedMicroUsd`). It is written as an event of its own only ahead of its release, or
+   * at shutdown. A job's reservation is written at once.
    */
   soleWriter?: boolean;
   /**
@@ -136,10 +138,10 @@ export class UsageRecorder {
    */
   readonly #held = new Map<string, HeldLease>();
   /**
-   * Per studio, reservations decided and not written yet (`soleWriter`), in the order decided:
-   * folded into the studio's ledger here, written ahead of the studio's next append.
+   * Per studio, reservations decided and not written (`soleWriter`), in the order decided: folded
+   * into the studio's ledger here, and recorded by their generation's event once it ends.
    */
-  readonly #unwritten = new Map<string, HeldEvent[]>();
+  readonly #unwritten = new Map<string, HeldReservation[]>();
   #extending: { timer: NodeJS.Timeout; everyMs: number } | undefined;
   #closed = false;
 
@@ -158,8 +160,8 @@ export class UsageRecorder {
     );
   }
 
-  /** The reservations of `studioId` decided here and not written yet (`soleWriter`), oldest first. */
-  unwrittenOf(studioId: string): readonly HeldEvent[] {
+  /** The reservations of `studioId` decided here and not written (`soleWriter`), oldest first. */
+  unwrittenOf(studioId: string): readonly HeldReservation[] {
     return this.#unwritten.get(studioId) ?? [];
   }
 
@@ -255,9 +257,10 @@ export class UsageRecorder {
   }
 
   /**
-   * Decides a batch on the studio's ledger and appends what it decided, with the reservations held
-   * unwritten ahead of it. `retry`: one event whose append failed, decided on `rules` and appended
-   * alone but for its own reservation, if that is unwritten (see `#retryLater`).
+   * Decides a batch on the studio's ledger and appends what it decided. With one writer
+   * (`soleWriter`), the reservations it decides are held unwritten (a job's excepted); a generation
+   * whose reservation is held records it in its own event, and a release is written after the
+   * reservation it gives back. `retry`: one event whose append failed, decided on `rules` alone.
    */
   async #commit(
     studioId: string,
@@ -265,35 +268,58 @@ export class UsageRecorder {
     retry?: { rules: readonly BudgetRule[] },
   ): Promise<Outcome[]> {
     const rules = retry?.rules ?? this.budgets?.rulesOf(studioId) ?? [];
-    const unwrittenNow = () => {
-      const all = this.#unwritten.get(studioId) ?? [];
-      return retry ? all.filter((event) => items.some((item) => settles(item, event))) : all;
-    };
-    if (rules.length === 0 && unwrittenNow().length === 0 && items.every((item) => item.kind === 'record')) {
+    if (
+      rules.length === 0 &&
+      !this.#unwritten.has(studioId) &&
+      items.every((item) => item.kind === 'record')
+    ) {
       return this.#appendBlind(studioId, items);
     }
     for (let conflicts = 0; ; conflicts++) {
       const ledger = await this.#ledger(studioId);
       const draft = copyLedger(ledger);
-      const { events, outcomes } = decideBatch(rules, draft, items, new Date(), this.#held);
-      if (this.#mayHoldUnwritten(items, events)) {
-        if (events.length > 0) {
-          // With ids: should an append carrying them fail, its retry stores them once.
-          const held = events.map((event) => ({ ...event, id: newEventId() }));
-          this.#unwritten.set(studioId, [...(this.#unwritten.get(studioId) ?? []), ...held]);
-          this.#ledgers.set(studioId, { state: draft, fresh: true });
+      const unwritten = this.#unwritten.get(studioId) ?? [];
+      const shaped = withHeldReservations(items, unwritten);
+      const { events, outcomes } = decideBatch(rules, draft, shaped.items, new Date(), this.#held);
+      const held = this.options.soleWriter ? reservationsToHold(items, outcomes, events) : [];
+      const stillHeld = new Map(
+        unwritten
+          .filter((r) => !shaped.ahead.includes(r) && !shaped.recorded.includes(r))
+          .map((r) => [r.data.reservationId, r]),
+      );
+      // Not written: the reservations this batch holds, and the extensions of those held, whose
+      // lease is kept where they are held (no other process reads it).
+      const heldData = new Set<unknown>(held.map((h) => h.data));
+      const notWritten = new Set<UsageEvent>(
+        events.filter(
+          (event) =>
+            heldData.has(event.data) ||
+            (event.type === 'BudgetLeaseExtended' && stillHeld.has(event.data.reservationId)),
+        ),
+      );
+      const written = [...shaped.ahead, ...events.filter((event) => !notWritten.has(event))];
+      const settle = () => {
+        this.#written(studioId, [...shaped.ahead, ...shaped.recorded]);
+        for (const event of notWritten) {
+          if (event.type !== 'BudgetLeaseExtended') continue;
+          const reservation = stillHeld.get(event.data.reservationId)!;
+          reservation.data = { ...reservation.data, expiresAt: event.data.expiresAt };
         }
+        if (held.length > 0)
+          this.#unwritten.set(studioId, [...(this.#unwritten.get(studioId) ?? []), ...held]);
+      };
+      if (written.length === 0) {
+        settle();
+        this.#ledgers.set(studioId, { state: draft, fresh: true });
         return outcomes;
       }
-      const unwritten = unwrittenNow();
-      if (events.length === 0 && unwritten.length === 0) return outcomes;
       try {
         const result = await this.#append(
           studioId,
-          unwritten.length === 0 ? events : [...unwritten, ...events],
+          written,
           ledger.revision < 0 ? 'no_stream' : ledger.revision,
         );
-        this.#written(studioId, unwritten);
+        settle();
         draft.revision = result.nextExpectedRevision;
         this.#ledgers.set(studioId, { state: draft, fresh: true });
         return outcomes;
@@ -307,17 +333,8 @@ export class UsageRecorder {
     }
   }
 
-  /** Whether a batch's events are reservations that may wait for the studio's next append. */
-  #mayHoldUnwritten(items: readonly Submission[], events: readonly UsageEvent[]): boolean {
-    return (
-      this.options.soleWriter === true &&
-      items.every((item) => item.kind === 'reserve' && item.request.job !== true) &&
-      events.every((event) => event.type === 'BudgetReserved')
-    );
-  }
-
-  /** Takes the reservations an append wrote off the studio's unwritten ones. */
-  #written(studioId: string, written: readonly HeldEvent[]): void {
+  /** Takes the reservations an append wrote or recorded off the studio's unwritten ones. */
+  #written(studioId: string, written: readonly HeldReservation[]): void {
     if (written.length === 0) return;
     const left = (this.#unwritten.get(studioId) ?? []).filter((event) => !written.includes(event));
     if (left.length === 0) this.#unwritten.delete(studioId);
@@ -356,6 +373,7 @@ export class UsageRecorder {
     if (readModelAhead && unwritten.length === 0) state = copyLedger(fromReadModel);
     state = state ? copyLedger(state) : emptyLedger();
     const storedIds = new Set<string>();
+    const settledIds = new Set<string>();
     for (;;) {
       const page: StoredEvent[] = await this.store.readStream(usageStreamId(studioId), {
         after: state.revision,
@@ -364,15 +382,21 @@ export class UsageRecorder {
       for (const event of page) {
         foldLedger(state, event as StoredEvent & UsageEvent, event.createdAt);
         state.revision = event.revision;
-        if (unwritten.length > 0) storedIds.add(event.id);
+        if (unwritten.length > 0) {
+          storedIds.add(event.id);
+          const settled = (event.data as { reservationId?: unknown } | null)?.reservationId;
+          if (typeof settled === 'string' && (USAGE_EVENT_TYPES as readonly string[]).includes(event.type))
+            settledIds.add(settled);
+        }
       }
       if (page.length < 10_000) break;
     }
     if (unwritten.length > 0) {
-      // A failed append that was stored after all wrote them; the others are counted here.
+      // A failed append that was stored after all wrote them, or a generation's event that recorded
+      // them; the others are counted here.
       this.#written(
         studioId,
-        unwritten.filter((event) => storedIds.has(event.id)),
+        unwritten.filter((event) => storedIds.has(event.id) || settledIds.has(event.data.reservationId)),
       );
       const now = new Date().toISOString();
       for (const event of this.#unwritten.get(studioId) ?? []) foldLedger(state, event, now);
@@ -447,8 +471,8 @@ export class UsageRecorder {
   }
 }
 
-/** A reservation decided and not written yet, with the id it will be stored under. */
-type HeldEvent = UsageEvent & { id: string };
+/** A reservation decided and not written, with the id it is stored under should it be written. */
+export type HeldReservation = { type: 'BudgetReserved'; data: ReservationData; id: string };
 
 interface HeldLease {
   reservationId: string;
@@ -483,11 +507,55 @@ function settledWithin<Event extends GenerationEvent>(
   return { ...event, data: { ...event.data, costMicroUsd: charged, unchargedMicroUsd: uncharged } };
 }
 
-/** Whether `item` is the record of the generation that made the reservation `event`. */
-const settles = (item: Submission, event: UsageEvent) =>
-  item.kind === 'record' &&
-  event.type === 'BudgetReserved' &&
-  item.event.data.reservationId === event.data.reservationId;
+/**
+ * A batch as the log takes it beside the reservations held unwritten: the event of a generation
+ * whose reservation is held records it (`reservedMicroUsd`) in place of the reservation's own event
+ * (`recorded`); a release is written after the reservation it gives back, and a flush after all of
+ * them (`ahead`).
+ */
+function withHeldReservations(
+  items: readonly Submission[],
+  unwritten: readonly HeldReservation[],
+): { items: readonly Submission[]; ahead: HeldReservation[]; recorded: HeldReservation[] } {
+  if (unwritten.length === 0) return { items, ahead: [], recorded: [] };
+  if (items.some((item) => item.kind === 'flush')) return { items, ahead: [...unwritten], recorded: [] };
+  const held = new Map(unwritten.map((reservation) => [reservation.data.reservationId, reservation]));
+  const ahead: HeldReservation[] = [];
+  const recorded: HeldReservation[] = [];
+  const shaped = items.map((item): Submission => {
+    if (item.kind === 'release') {
+      const reservation = held.get(item.data.reservationId);
+      if (reservation) ahead.push(reservation);
+      return item;
+    }
+    if (item.kind !== 'record' || item.event.data.reservationId === undefined) return item;
+    const reservation = held.get(item.event.data.reservationId);
+    if (!reservation) return item;
+    recorded.push(reservation);
+    const data = { ...item.event.data, reservedMicroUsd: reservation.data.amountMicroUsd };
+    return { kind: 'record', event: { ...item.event, data } as GenerationEvent & { id: string } };
+  });
+  return { items: shaped, ahead, recorded };
+}
+
+/** The reservations a batch decided that wait unwritten: all but jobs', with the ids they would be stored under. */
+function reservationsToHold(
+  items: readonly Submission[],
+  outcomes: readonly Outcome[],
+  events: readonly UsageEvent[],
+): HeldReservation[] {
+  const jobs = new Set<string>();
+  items.forEach((item, i) => {
+    const outcome = outcomes[i];
+    if (item.kind === 'reserve' && item.request.job === true && outcome?.kind === 'reserved')
+      jobs.add(outcome.reservationId);
+  });
+  return events.flatMap((event) =>
+    event.type === 'BudgetReserved' && !jobs.has(event.data.reservationId)
+      ? [{ type: 'BudgetReserved' as const, data: event.data, id: newEventId() }]
+      : [],
+  );
+}
 
 const hardRulesFor = (rules: readonly BudgetRule[], tokenId: string | null) =>
   rules.filter((rule) => rule.mode === 'hard' && (rule.tokenId === null || rule.tokenId === tokenId));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { builtinAiProviders } from '../../../services/ai/providers/index.ts';
 import { UpstreamClient } from '../../../services/ai/upstream.ts';
-import { recordedSpend } from '../../governance/support.ts';
+import { recordedSpend, usageLog } from '../../governance/support.ts';
 import { adminOk, studioWithToken } from '../../support/admin.ts';
 import { expectApiError, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import {
@@ -117,8 +117,7 @@ describe.each([
     expect(frames.at(-1)).toContain('"code":"budget_exceeded"');
     expect(res.text).not.toContain('response.completed');
     expect(frames.length).toBeLessThan(60);
-    const events = await gw.running.ctx.events.readStream(`usage-${id}`);
-    expect(events.map((e) => e.type)).toEqual(['BudgetReserved', 'GenerationFailed']);
+    expect(await usageLog(gw, id)).toEqual(['GenerationFailed (reserved)']);
     expect(await recordedSpend(gw, id)).toBeLessThanOrEqual(1000);
     // A response that did not complete is not stored.
     const stored = await gw.running.ctx.events.readAll({ types: ['ResponseCreated'] });
@@ -129,8 +128,7 @@ describe.each([
     const { id, token } = await studio(1);
     mock.reply(faults.status(500, openAiWire.error('boom', 'server_error')));
     expectApiError(await respond(token, { model }), 502, 'upstream_error');
-    const events = await gw.running.ctx.events.readStream(`usage-${id}`);
-    expect(events.map((e) => e.type)).toEqual(['BudgetReserved', 'GenerationFailed']);
+    expect(await usageLog(gw, id)).toEqual(['GenerationFailed (reserved)']);
     const [budget] = (await adminOk(gw, 'GET', `/v1/studios/budgets/list?studio_id=${id}`)).json.items;
     expect(budget).toMatchObject({ spent_usd: 0, reserved_usd: 0 });
   });
