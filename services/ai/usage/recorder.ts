@@ -289,12 +289,12 @@ export class UsageRecorder {
       );
       // Not written: the reservations this batch holds, and the extensions of those held, whose
       // lease is kept where they are held (no other process reads it).
-      const heldData = new Set<unknown>(held.map((h) => h.data));
+      const heldIds = new Set(held.map((h) => h.data.reservationId));
       const notWritten = new Set<UsageEvent>(
-        events.filter(
-          (event) =>
-            heldData.has(event.data) ||
-            (event.type === 'BudgetLeaseExtended' && stillHeld.has(event.data.reservationId)),
+        events.filter((event) =>
+          event.type === 'BudgetReserved'
+            ? heldIds.has(event.data.reservationId)
+            : event.type === 'BudgetLeaseExtended' && stillHeld.has(event.data.reservationId),
         ),
       );
       const written = [...shaped.ahead, ...events.filter((event) => !notWritten.has(event))];
