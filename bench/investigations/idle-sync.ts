@@ -1,8 +1,8 @@
 /**
  * How long does a commit's sync take after the disk was left alone for a while? The embedded store
- * acknowledges an append once `fdatasync` of its WAL returns, called from libuv's pool. This does
- * the same on a file of its own: one 4 KiB page written into room made ahead (as the WAL's is),
- * then `fdatasync` from the pool, timed from the call to its callback. Between syncs it pauses
+ * acknowledges an append once its `WalSync` has synced the WAL from libuv's pool. This uses that
+ * same `WalSync` on a file of its own: one 4 KiB page written into room made ahead (as the WAL's
+ * is), then the sync, timed from the call until it resolves. Between syncs it pauses
  * 0–20 ms, with the main thread either asleep (as Studio's is between requests at an even 100/s)
  * or kept busy (so the CPU never idles). The pauses take turns within each repetition, so a machine
  * that drifts moves every row alike.
@@ -10,11 +10,12 @@
  *   BENCH_SYNC_DIR=<dir> (default the system's temporary folder: use the file system that holds
  *   STUDIO_DATA_DIR)   BENCH_SYNC_COUNT=N (syncs per row, default 600)   BENCH_REPS=N (default 3)
  */
-import { fdatasync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { WalSync } from '../../shared/event-store/sqlite/wal-sync.ts';
 import { positiveFromEnv } from '../lib/env.ts';
 import { percentile } from '../lib/stats.ts';
 
@@ -49,19 +50,22 @@ function spin(ms: number): void {
 }
 
 const folder = await mkdtemp(join(dir, 'studio-idle-sync-'));
-const file = await open(join(folder, 'wal'), 'w+');
+const log = join(folder, 'log.sqlite');
+const file = await open(`${log}-wal`, 'w+');
+let wal: WalSync | undefined;
 try {
   await file.write(Buffer.alloc(ROOM), 0, ROOM, 0);
   await file.sync();
+  wal = new WalSync(log);
+  const sync = wal;
   const fd = file.fd;
   let offset = 0;
-  const timedSync = (): Promise<number> => {
+  const timedSync = async (): Promise<number> => {
     writeSync(fd, PAGE, 0, PAGE.length, offset);
     offset = (offset + PAGE.length) % ROOM;
     const start = performance.now();
-    return new Promise((resolve, reject) =>
-      fdatasync(fd, (error) => (error ? reject(error) : resolve(performance.now() - start))),
-    );
+    await sync.sync();
+    return performance.now() - start;
   };
   const perRep = Math.ceil(count / reps);
   for (let rep = 1; rep <= reps; rep++) {
@@ -78,6 +82,7 @@ try {
     process.stderr.write(`[bench:idle-sync] repetition ${rep} of ${reps} done\n`);
   }
 } finally {
+  wal?.close();
   await file.close();
   await rm(folder, { recursive: true, force: true });
 }
@@ -86,7 +91,7 @@ const ms = (sorted: number[], p: number) => percentile(sorted, p).toFixed(3);
 const lines = [
   '## A 4 KiB write and its fdatasync after a pause',
   '',
-  `In ${dir}; ${reps} repetitions, the rows taking turns in each; the sync timed from libuv's pool as the embedded store calls it.`,
+  `In ${dir}; ${reps} repetitions, the rows taking turns in each; the sync made by the embedded store's own \`WalSync\`, from libuv's pool.`,
   '',
   '| pause before the write | main thread meanwhile | syncs | p50 ms | p90 ms | p99 ms |',
   '|---|---|---|---|---|---|',
