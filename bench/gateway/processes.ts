@@ -34,10 +34,20 @@ export function threadCpuMs(pid: number): Map<string, number> {
   return cpu;
 }
 
-function cpuMsOfStat(stat: string): number {
+/** User and system (kernel) CPU time used so far by one process, in ms (10 ms resolution). */
+export function cpuSplitMs(pid: number): { user: number; system: number } {
+  return cpuSplitOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+function cpuSplitOfStat(stat: string): { user: number; system: number } {
   // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  return { user: (Number(fields[11]) * 1000) / CLK_TCK, system: (Number(fields[12]) * 1000) / CLK_TCK };
+}
+
+function cpuMsOfStat(stat: string): number {
+  const { user, system } = cpuSplitOfStat(stat);
+  return user + system;
 }
 
 /** Resets the peak RSS (VmHWM) of a process to its current RSS. */
