@@ -1,8 +1,10 @@
 /**
  * Is Studio's extra CPU per request spent in the kernel (its extra system calls: WAL writes, locks,
  * syncs) or in user space (JavaScript, SQLite's own code, garbage collection)? The thin proxy
- * (plain `node`) and Studio (governed, on the embedded store unless BENCH_GATEWAY_STORE says
- * otherwise) take turns under a closed loop of 50 connections, JSON then streamed chat
+ * (plain `node`) and Studio as `npm start` starts it (`studio start`: the gateway and the runtime
+ * in one process, unless BENCH_STUDIO_START says otherwise), a hard budget and rate limits set,
+ * its request log at the default level, on the embedded store unless BENCH_GATEWAY_STORE says
+ * otherwise, take turns in one run under a closed loop of 50 connections, JSON then streamed chat
  * completions, the other paused; user and system time per request come from /proc/<pid>/stat.
  *   node --import tsx bench/investigations/gateway/cpu-split.ts
  *   BENCH_ROUNDS=N (default 5)   BENCH_SECONDS=N (default 5 per mode, after 3 s of warm-up)
@@ -14,12 +16,14 @@ import { closedLoop } from '../../gateway/closed-loop.ts';
 import { type Child, cpuSplitMs, spawnReady, whilePaused } from '../../gateway/processes.ts';
 import { CONNECTIONS, chatRequestBody } from '../../gateway/settings.ts';
 import { loadStudio, startStudioTarget, studioStoreFromEnv } from '../../gateway/studio.ts';
+import { START_COMMAND, studioStartFromEnv } from '../../gateway/studio-start.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
 import { formatRate, paired, summarize } from '../../lib/stats.ts';
 
 const ROUNDS = positiveFromEnv('BENCH_ROUNDS', { integer: true }) ?? 5;
 const SECONDS = positiveFromEnv('BENCH_SECONDS') ?? 5;
 const store = studioStoreFromEnv();
+const start = studioStartFromEnv();
 const log = (message: string) => process.stderr.write(`[bench:cpu-split] ${message}\n`);
 
 type Load = (stream: boolean, durationMs: number) => Promise<{ ok: number; failed: number }>;
@@ -77,7 +81,7 @@ try {
   });
   children.push(studio.child);
   targets.push({
-    label: `Studio (governed, ${store} store)`,
+    label: `Studio (${START_COMMAND[start]}, governed, ${store} store)`,
     pid: studio.child.pid,
     load: (stream, durationMs) => loadStudio(studio, stream, durationMs),
     user: emptyModes(),
@@ -111,7 +115,7 @@ const [thin, studio] = targets as [Measured, Measured];
 const us = (values: number[]) => formatRate(summarize(values));
 const over = (a: number[], b: number[]) => `${formatRate(paired(a, b, (x, y) => x - y))} µs`;
 const lines = [
-  `## CPU per chat completion, user and system, ${store} event store`,
+  `## CPU per chat completion, user and system: the thin proxy and Studio as ${START_COMMAND[start]}, a hard budget and rate limits set, ${store} event store`,
   '',
   `${ROUNDS} rounds of ${SECONDS} s per mode, 50 connections, the servers in turns; µs per request, median (min–max).`,
   '',
