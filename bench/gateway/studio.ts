@@ -11,7 +11,7 @@ import {
 import { compileAsServer } from '../lib/server-build.ts';
 import { closedLoop } from './closed-loop.ts';
 import { type Child, spawnReady } from './processes.ts';
-import { chatRequestBody } from './settings.ts';
+import { CONNECTIONS, chatRequestBody } from './settings.ts';
 import { type StudioStart, studioStartFromEnv } from './studio-start.ts';
 
 const STORES = ['sqlite', 'memory', 'postgres'] as const;
@@ -161,7 +161,7 @@ export async function setUpBenchStudio(
   return applied.user_token as string;
 }
 
-/** A closed loop of 50 connections asking `studio` for short chat completions, JSON or streamed. */
+/** A closed loop of `CONNECTIONS` (50) connections asking `studio` for short chat completions, JSON or streamed. */
 export function loadStudio(
   studio: { child: { url: string }; token: string },
   stream: boolean,
@@ -172,7 +172,7 @@ export function loadStudio(
     path: '/v1/ai/chat/completions',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${studio.token}` },
     body: chatRequestBody('compat/bench', stream),
-    connections: 50,
+    connections: CONNECTIONS,
     durationMs,
   });
 }

@@ -74,6 +74,8 @@ async function pageWriter(log: string) {
   };
 }
 
+type PageWriter = Awaited<ReturnType<typeof pageWriter>>;
+
 /** Waits `ms`, a page written and synced in `other` every `keepBusyMs` meanwhile (none in flight at the end). */
 async function keepDiskBusy(ms: number, other: PageWriter): Promise<void> {
   const end = performance.now() + ms;
@@ -84,8 +86,6 @@ async function keepDiskBusy(ms: number, other: PageWriter): Promise<void> {
   const left = end - performance.now();
   if (left > 0) await sleep(left);
 }
-
-type PageWriter = Awaited<ReturnType<typeof pageWriter>>;
 
 const folder = await mkdtemp(join(dir, 'studio-idle-sync-'));
 const writers: PageWriter[] = [];

@@ -117,7 +117,7 @@ const over = (a: number[], b: number[]) => `${formatRate(paired(a, b, (x, y) => 
 const lines = [
   `## CPU per chat completion, user and system: the thin proxy and Studio as ${START_COMMAND[start]}, a hard budget and rate limits set, ${store} event store`,
   '',
-  `${ROUNDS} rounds of ${SECONDS} s per mode, 50 connections, the servers in turns; µs per request, median (min–max).`,
+  `${ROUNDS} rounds of ${SECONDS} s per mode, ${CONNECTIONS} connections, the servers in turns; µs per request, median (min–max).`,
   '',
   '| mode | thin proxy user | thin proxy system | Studio user | Studio system | Studio over thin, user | Studio over thin, system |',
   '|---|---|---|---|---|---|---|',
