@@ -51,6 +51,7 @@ import {
   resetPeakRss,
   spawnProbed,
   spawnReady,
+  spawnThinProxy,
   whilePaused,
 } from './processes.ts';
 import { report } from './report.ts';
@@ -207,10 +208,7 @@ export async function runGatewayBench(options: GatewayBenchOptions = {}): Promis
 
     if (wanted.has('thin')) {
       // Plain JavaScript under plain `node`, as such a proxy's users run it.
-      const thin = await spawnReady('thin proxy', ['bench/gateway/thin-proxy.mjs'], {
-        UPSTREAM: mock.url,
-        NODE_ENV: 'production',
-      });
+      const thin = await spawnThinProxy(mock.url);
       children.push(thin);
       targets.push({ ...targets[0]!, key: 'thin', label: LABELS.thin, proc: thin, origin: thin.url });
     }

@@ -173,6 +173,27 @@ export async function spawnReady(
 }
 
 /**
+ * Starts the thin proxy (thin-proxy.mjs) in front of `upstream` as its users run it: plain
+ * `node`, `NODE_ENV=production`. `nodeArgs` go before the script (a profiling preload); `env` adds
+ * to the proxy's environment; `options` are spawnReady's.
+ */
+export function spawnThinProxy(
+  upstream: string,
+  extra: {
+    nodeArgs?: readonly string[];
+    env?: Record<string, string>;
+    options?: Parameters<typeof spawnReady>[3];
+  } = {},
+): Promise<Child> {
+  return spawnReady(
+    'thin proxy',
+    [...(extra.nodeArgs ?? []), 'bench/gateway/thin-proxy.mjs'],
+    { ...extra.env, UPSTREAM: upstream, NODE_ENV: 'production' },
+    extra.options,
+  );
+}
+
+/**
  * Spawns a program that says nothing useful when it is ready (Portkey, nginx): waits until
  * `probe` (an HTTP URL) answers anything. `command` is node's argv unless `program` names another.
  */

@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closedLoop } from '../../gateway/closed-loop.ts';
-import { type Child, cpuSplitMs, spawnReady, whilePaused } from '../../gateway/processes.ts';
+import { type Child, cpuSplitMs, spawnReady, spawnThinProxy, whilePaused } from '../../gateway/processes.ts';
 import { CONNECTIONS, chatRequestBody } from '../../gateway/settings.ts';
 import { loadStudio, startStudioTarget, studioStoreFromEnv } from '../../gateway/studio.ts';
 import { START_COMMAND, studioStartFromEnv } from '../../gateway/studio-start.ts';
@@ -53,10 +53,7 @@ const emptyModes = () => ({ json: [], stream: [] });
 try {
   const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
   children.push(mock);
-  const thin = await spawnReady('thin proxy', ['bench/gateway/thin-proxy.mjs'], {
-    UPSTREAM: mock.url,
-    NODE_ENV: 'production',
-  });
+  const thin = await spawnThinProxy(mock.url);
   children.push(thin);
   targets.push({
     label: 'thin proxy',

@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { closedLoop } from '../../gateway/closed-loop.ts';
 import { openLoop } from '../../gateway/open-loop.ts';
-import { spawnReady, threadCpuMs } from '../../gateway/processes.ts';
+import { spawnReady, spawnThinProxy, threadCpuMs } from '../../gateway/processes.ts';
 import { chatRequestBody } from '../../gateway/settings.ts';
 import { studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
@@ -80,7 +80,7 @@ async function measure(name: string, server: Server): Promise<string[]> {
 const rows: string[] = [];
 const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
 try {
-  const thin = await spawnReady('thin proxy', ['bench/gateway/thin-proxy.mjs'], { UPSTREAM: mock.url });
+  const thin = await spawnThinProxy(mock.url);
   try {
     rows.push(
       ...(await measure('thin proxy', {

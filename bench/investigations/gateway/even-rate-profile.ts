@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closedLoop } from '../../gateway/closed-loop.ts';
 import { openLoop } from '../../gateway/open-loop.ts';
-import { spawnReady } from '../../gateway/processes.ts';
+import { spawnReady, spawnThinProxy } from '../../gateway/processes.ts';
 import { chatRequestBody } from '../../gateway/settings.ts';
 import { studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
 import { positiveFromEnv, switchFromEnv } from '../../lib/env.ts';
@@ -81,11 +81,10 @@ const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gatewa
 try {
   const dir = await mkdtemp(join(tmpdir(), 'studio-bench-thin-profile-'));
   const profile = join(dir, 'thin.cpuprofile');
-  const proxy = await spawnReady(
-    'thin proxy',
-    ['--import', './bench/lib/cpu-profile-preload.mjs', 'bench/gateway/thin-proxy.mjs'],
-    { UPSTREAM: mock.url, BENCH_CPU_PROFILE: profile },
-  );
+  const proxy = await spawnThinProxy(mock.url, {
+    nodeArgs: ['--import', './bench/lib/cpu-profile-preload.mjs'],
+    env: { BENCH_CPU_PROFILE: profile },
+  });
   try {
     const target = {
       pid: proxy.pid!,

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { closedLoop } from '../../gateway/closed-loop.ts';
-import { type Child, spawnReady } from '../../gateway/processes.ts';
+import { type Child, spawnReady, spawnThinProxy } from '../../gateway/processes.ts';
 import { chatRequestBody } from '../../gateway/settings.ts';
 import { startStudioTarget, studioStoreFromEnv } from '../../gateway/studio.ts';
 import { listFromEnv, positiveFromEnv } from '../../lib/env.ts';
@@ -71,12 +71,9 @@ try {
   }[] = [];
   if (wanted.includes('thin')) {
     log('thin proxy under callgrind…');
-    const thin = await spawnReady(
-      'thin proxy',
-      ['bench/gateway/thin-proxy.mjs'],
-      { UPSTREAM: mock.url, NODE_ENV: 'production' },
-      { wrap: callgrind(dir), timeoutMs: 600_000 },
-    );
+    const thin = await spawnThinProxy(mock.url, {
+      options: { wrap: callgrind(dir), timeoutMs: 600_000 },
+    });
     children.push(thin);
     targets.push({
       name: 'thin proxy (express 5 + undici, plain node)',

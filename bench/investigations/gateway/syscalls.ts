@@ -16,7 +16,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { closedLoop } from '../../gateway/closed-loop.ts';
-import { spawnReady } from '../../gateway/processes.ts';
+import { spawnReady, spawnThinProxy } from '../../gateway/processes.ts';
 import { CONNECTIONS, chatRequestBody } from '../../gateway/settings.ts';
 import { studioStoreFromEnv, withStudioTarget } from '../../gateway/studio.ts';
 import { START_COMMAND, studioStartFromEnv } from '../../gateway/studio-start.ts';
@@ -113,7 +113,7 @@ async function measure(server: Server, stream: boolean): Promise<Counts> {
 const columns: { label: string; counts: Counts }[] = [];
 const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
 try {
-  const thin = await spawnReady('thin proxy', ['bench/gateway/thin-proxy.mjs'], { UPSTREAM: mock.url });
+  const thin = await spawnThinProxy(mock.url);
   try {
     const server = {
       pid: thin.pid,

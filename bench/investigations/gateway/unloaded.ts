@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { type Child, spawnReady } from '../../gateway/processes.ts';
+import { type Child, spawnReady, spawnThinProxy } from '../../gateway/processes.ts';
 import { chatRequestBody } from '../../gateway/settings.ts';
 import { type StudioStore, startStudioTarget } from '../../gateway/studio.ts';
 import { positiveFromEnv } from '../../lib/env.ts';
@@ -116,7 +116,7 @@ for (let rep = 1; rep <= reps; rep++) {
   try {
     const mock = await spawnReady('mock upstream', ['--import', 'tsx', 'bench/gateway/mock-upstream.ts'], {});
     children.push(mock);
-    const thin = await spawnReady('thin proxy', ['bench/gateway/thin-proxy.mjs'], { UPSTREAM: mock.url });
+    const thin = await spawnThinProxy(mock.url);
     children.push(thin);
     const json = { 'content-type': 'application/json' };
     targets.push(target('direct to the mock', mock.url, '/v1/chat/completions', json, 'bench'));
